@@ -1,0 +1,32 @@
+// The Scala half of indexbridge: codecs over org.roaringbitmap plus Spark functions.
+// Spark and RoaringBitmap are "provided": Spark ships RoaringBitmap, and the jar is loaded
+// into a Spark that already has both.
+ThisBuild / organization := "io.indexbridge"
+ThisBuild / version := "0.1.0"
+ThisBuild / scalaVersion := "2.13.16"
+Global / autoStartServer := false
+
+val sparkVersion = "4.0.1"
+
+lazy val root = (project in file("."))
+  .settings(
+    name := "indexbridge",
+    Compile / scalaSource := baseDirectory.value / "jvm" / "src" / "main" / "scala",
+    Compile / resourceDirectory := baseDirectory.value / "jvm" / "src" / "main" / "resources",
+    Test / scalaSource := baseDirectory.value / "jvm" / "src" / "test" / "scala",
+    Test / resourceDirectory := baseDirectory.value / "jvm" / "src" / "test" / "resources",
+    scalacOptions ++= Seq("-deprecation", "-feature", "-release", "17"),
+    libraryDependencies ++= Seq(
+      "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
+      "org.roaringbitmap" % "RoaringBitmap" % "1.3.0" % Provided,
+      "org.scalatest" %% "scalatest" % "3.2.19" % Test,
+      "org.scalacheck" %% "scalacheck" % "1.18.1" % Test,
+      "org.scalatestplus" %% "scalacheck-1-18" % "3.2.19.0" % Test,
+      "it.unimi.dsi" % "fastutil" % "8.5.12" % Test,
+      "org.apache.paimon" % "paimon-bundle" % "1.4.2" % Test
+    ),
+    Test / fork := true,
+    Test / javaOptions ++= Seq("-Xmx2g"),
+    Test / baseDirectory := baseDirectory.value,
+    artifactName := { (_: ScalaVersion, _: ModuleID, a: Artifact) => s"indexbridge-${a.classifier.fold("")(_ + "-")}${version.value}.jar".replace("-.jar", ".jar") }
+  )
