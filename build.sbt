@@ -27,6 +27,5 @@ lazy val root = (project in file("."))
     ),
     Test / fork := true,
     Test / javaOptions ++= Seq("-Xmx2g"),
-    Test / baseDirectory := baseDirectory.value,
-    artifactName := { (_: ScalaVersion, _: ModuleID, a: Artifact) => s"indexbridge-${a.classifier.fold("")(_ + "-")}${version.value}.jar".replace("-.jar", ".jar") }
+    Test / baseDirectory := baseDirectory.value
   )

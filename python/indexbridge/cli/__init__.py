@@ -1,0 +1,61 @@
+"""The `indexbridge` command: inspect | conformance | demo | bench."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="indexbridge", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    p = commands.add_parser("conformance", help="run a golden-vector directory (manifest.json) against the codecs")
+    p.add_argument("dir")
+    p.add_argument("--engine", choices=["python", "jvm", "all"], default="all")
+    p.add_argument("--only", default="", help="comma-separated manifest formats, e.g. dv32,dv64,hash")
+    p.add_argument("--out", default=None, help="write every encoded file to OUT/<engine>/<case path>")
+
+    p = commands.add_parser("inspect", help="summarise index files")
+    p.add_argument("files", nargs="+")
+    p.add_argument("--format", choices=["dv", "dv-file", "hash"], default=None)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--engine", choices=["python", "jvm"], default="python")
+
+    p = commands.add_parser("demo", help="the main job: deletion vectors and hash indexes on an embedded local Spark")
+    p.add_argument("--rows", type=int, default=200_000)
+    p.add_argument("--files", type=int, default=8)
+    p.add_argument("--buckets", type=int, default=4)
+    p.add_argument("--master", default="local[2]")
+    p.add_argument("--workdir", default=None, help="where the demo table is written (default: a temporary directory)")
+
+    p = commands.add_parser("bench", help="benchmarks printing ratios against baselines run in the same process")
+    p.add_argument("suite", choices=["dv"])
+    p.add_argument("--positions", type=int, default=20_000_000)
+    p.add_argument("--files", type=int, default=1000)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "conformance":
+        from indexbridge.cli.conformance import run
+
+        return run(args.dir, args.engine, [f for f in args.only.split(",") if f], args.out)
+    if args.command == "inspect":
+        from indexbridge.cli.inspect import run
+
+        return run(args.files, args.format, args.json, args.engine)
+    if args.command == "demo":
+        from indexbridge.cli.demo import run
+
+        return run(args)
+    if args.command == "bench":
+        from indexbridge.cli.bench import run
+
+        return run(args)
+    raise AssertionError(args.command)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

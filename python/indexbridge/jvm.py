@@ -1,0 +1,51 @@
+"""The JVM half on the driver: where the jar is, and a py4j view of a JVM that has it.
+
+Only paths, offsets, small scalars and short JSON strings cross py4j (DESIGN rule 2); bulk
+data stays in the JVM or moves as Arrow batches.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+JAR = Path(__file__).resolve().parent / "jars" / "indexbridge.jar"
+
+
+def jar_path() -> Path:
+    """The packaged Scala jar; a clear error if the package was installed without it."""
+    if not JAR.is_file():
+        raise RuntimeError(
+            f"the indexbridge jar is missing at {JAR}; build it with scripts/bootstrap.sh "
+            "(sbt package) or install a package that carries it"
+        )
+    return JAR
+
+
+@functools.cache
+def _gateway():
+    from pyspark import SparkConf
+    from pyspark.java_gateway import launch_gateway
+
+    conf = SparkConf().set("spark.driver.extraClassPath", str(jar_path()))
+    return launch_gateway(conf=conf)
+
+
+def jvm():
+    """The py4j JVM view: the active SparkContext's if there is one, else a private gateway
+    started once per process (no SparkContext, just the JVM with Spark's jars and ours)."""
+    from pyspark import SparkContext
+
+    sc = SparkContext._active_spark_context
+    if sc is not None:
+        return sc._jvm
+    return _gateway().jvm
+
+
+def java_error_message(error: Exception) -> str:
+    """The message of the Java exception behind a py4j error (no Java stack trace)."""
+    java_exception = getattr(error, "java_exception", None)
+    if java_exception is None:
+        return str(error)
+    message = java_exception.getMessage()
+    return str(message) if message is not None else str(java_exception.toString())

@@ -1,0 +1,161 @@
+"""Arrow kernels run by Spark's Python workers (`mapInArrow`, `applyInArrow`).
+
+Each kernel is a plain function over pyarrow data, so it can be tested without Spark. Bulk
+work is numpy and pyroaring, never a Python loop per row.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from indexbridge.paimon.bucket import encode_hash_index
+from indexbridge.paimon.dv import (
+    DeletionVector,
+    DeletionVectorRange,
+    read_deletion_vectors,
+    write_deletion_files,
+)
+from indexbridge.storage import write_atomically
+
+DELETION_FILE_ROWS = pa.schema(
+    [
+        ("index_file", pa.string()),
+        ("file_size", pa.int64()),
+        ("row_count", pa.int32()),
+        ("data_file", pa.string()),
+        ("offset", pa.int32()),
+        ("length", pa.int32()),
+        ("cardinality", pa.int64()),
+    ]
+)
+
+HASH_INDEX_ROWS = pa.schema([("index_file", pa.string()), ("file_size", pa.int64()), ("row_count", pa.int32())])
+
+DELETED_POSITIONS = pa.schema([("data_file", pa.string()), ("pos", pa.int64())])
+
+
+def index_file_name(group: Sequence[object], n: int) -> str:
+    """Paimon's `index-<uuid>-<n>` name, with the uuid derived from the group key so that a
+    retried task writes the same file under the same name."""
+    key = json.dumps([str(v) for v in group])
+    return f"index-{uuid.uuid5(uuid.NAMESPACE_URL, 'indexbridge:' + key)}-{n}"
+
+
+def _group_key(table: pa.Table, group_cols: Sequence[str]) -> list[object]:
+    return [table.column(c)[0].as_py() for c in group_cols]
+
+
+def _with_group(rows: pa.Table, table: pa.Table, group_cols: Sequence[str], key: list[object]) -> pa.Table:
+    for name, value in zip(reversed(group_cols), reversed(key)):
+        rows = rows.add_column(0, pa.field(name, table.schema.field(name).type), pa.array([value] * rows.num_rows, table.schema.field(name).type))
+    return rows
+
+
+def write_deletion_files_kernel(
+    directory: str, group_cols: Sequence[str], file_col: str, dv_col: str, target_size: int | None
+):
+    """applyInArrow kernel: one group's (data file, serialized DV) rows → its deletion file(s),
+    written as Paimon's maintainer writes them (frames in Java HashMap order, rolling at the
+    target size); returns the index-manifest rows (one per DV range)."""
+
+    def kernel(table: pa.Table) -> pa.Table:
+        if table.num_rows == 0:
+            return DELETION_FILE_ROWS.empty_table()
+        key = _group_key(table, group_cols)
+        names = table.column(file_col).to_pylist()
+        frames = table.column(dv_col).to_pylist()
+        dvs = [
+            (name, DeletionVector.deserialize(frame, source=f"<DV of {name}>"))
+            for name, frame in zip(names, frames)
+        ]
+        metas = write_deletion_files(
+            directory, dvs, target_size=target_size, order="hashmap", file_name=lambda n: index_file_name(key, n)
+        )
+        columns: dict[str, list] = {f.name: [] for f in DELETION_FILE_ROWS}
+        for meta in metas:
+            for r in meta.ranges:
+                for name, value in (
+                    ("index_file", meta.file_name),
+                    ("file_size", meta.file_size),
+                    ("row_count", meta.row_count),
+                    ("data_file", r.data_file),
+                    ("offset", r.offset),
+                    ("length", r.length),
+                    ("cardinality", r.cardinality),
+                ):
+                    columns[name].append(value)
+        return _with_group(pa.table(columns, schema=DELETION_FILE_ROWS), table, group_cols, key)
+
+    return kernel
+
+
+def read_deletion_files_kernel(directory: str):
+    """mapInArrow kernel: index-manifest rows → (data_file, pos) rows, reading each deletion file
+    once per batch and exploding positions with numpy."""
+    root = Path(directory)
+
+    def kernel(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            table = pa.Table.from_batches([batch])
+            for index_file in pc.unique(table.column("index_file")).to_pylist():
+                rows = table.filter(pc.equal(table.column("index_file"), index_file))
+                ranges = [
+                    DeletionVectorRange(d, o, n, c)
+                    for d, o, n, c in zip(
+                        rows.column("data_file").to_pylist(),
+                        rows.column("offset").to_pylist(),
+                        rows.column("length").to_pylist(),
+                        rows.column("cardinality").to_pylist(),
+                    )
+                ]
+                for data_file, dv in read_deletion_vectors(root / index_file, ranges).items():
+                    positions = dv.positions().astype(np.int64, copy=False)
+                    yield pa.RecordBatch.from_arrays(
+                        [pa.array(np.full(len(positions), data_file, dtype=object), pa.string()), pa.array(positions)],
+                        schema=DELETED_POSITIONS,
+                    )
+
+    return kernel
+
+
+def apply_deletion_vectors_kernel(pos_col: str, dv_col: str):
+    """Cogrouped applyInArrow kernel: one data file's rows and its DV row (if any) → the rows
+    whose position the DV does not delete (a numpy sorted-search, no per-row Python)."""
+
+    def kernel(data: pa.Table, dvs: pa.Table) -> pa.Table:
+        if dvs.num_rows == 0 or data.num_rows == 0:
+            return data
+        deleted = DeletionVector.deserialize(dvs.column(dv_col)[0].as_py(), source="<DV column>").positions()
+        positions = data.column(pos_col).to_numpy().astype(np.uint64, copy=False)
+        idx = np.searchsorted(deleted, positions)
+        hit = idx < len(deleted)
+        hit[hit] = deleted[idx[hit]] == positions[hit]
+        return data.filter(pa.array(~hit))
+
+    return kernel
+
+
+def hash_index_kernel(directory: str, group_cols: Sequence[str], hash_col: str):
+    """applyInArrow kernel: one bucket's key hashes → its HASH index file, in the order Paimon's
+    `IntHashSet` iterates after adding them (hashes are added in ascending order, so that a
+    retried task writes the same bytes whatever order Spark delivered the rows in)."""
+
+    def kernel(table: pa.Table) -> pa.Table:
+        if table.num_rows == 0:
+            return HASH_INDEX_ROWS.empty_table()
+        key = _group_key(table, group_cols)
+        hashes = np.sort(table.column(hash_col).to_numpy())
+        data = encode_hash_index(hashes.tolist(), order="paimon")
+        name = index_file_name(key, 0)
+        write_atomically(Path(directory) / name, data)
+        rows = pa.table({"index_file": [name], "file_size": [len(data)], "row_count": [len(data) // 4]}, schema=HASH_INDEX_ROWS)
+        return _with_group(rows, table, group_cols, key)
+
+    return kernel

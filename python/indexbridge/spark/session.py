@@ -1,0 +1,40 @@
+"""Putting indexbridge into a Spark session."""
+
+from __future__ import annotations
+
+import sys
+
+from pyspark.sql import SparkSession
+
+from indexbridge.jvm import jar_path
+
+EXTENSIONS = "io.indexbridge.spark.IndexBridgeExtensions"
+
+
+def _append(current: str | None, value: str, sep: str) -> str:
+    if not current:
+        return value
+    parts = current.split(sep)
+    return current if value in parts else current + sep + value
+
+
+def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
+    """Configure a builder (before `getOrCreate`) for indexbridge.
+
+    * ships the jar to the executors (`spark.jars`) and puts it on the driver classpath;
+    * registers the `ib_` SQL functions (`spark.sql.extensions`);
+    * enables Arrow for the Python kernels;
+    * for local masters (`local`, `local[N]`, `local-cluster[...]`), makes the Python workers run
+      this interpreter, which has pyarrow and pyroaring (otherwise they start the system Python).
+    """
+    options = builder._options  # the builder keeps its settings here until getOrCreate
+    jar = str(jar_path())
+    builder.config("spark.jars", _append(options.get("spark.jars"), jar, ","))
+    builder.config("spark.driver.extraClassPath", _append(options.get("spark.driver.extraClassPath"), jar, ":"))
+    builder.config("spark.sql.extensions", _append(options.get("spark.sql.extensions"), EXTENSIONS, ","))
+    builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
+    master = options.get("spark.master", "local[*]")
+    if master.startswith("local"):
+        builder.config("spark.pyspark.python", sys.executable)
+        builder.config("spark.pyspark.driver.python", sys.executable)
+    return builder

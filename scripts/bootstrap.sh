@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Sets up everything from nothing, idempotently:
+#   .venv/ with the Python package (editable) and its dependencies, the sbt launcher in .tools/
+#   (from Maven Central, through Maven), and the Scala jar built by sbt and placed inside the
+#   Python package (python/indexbridge/jars/indexbridge.jar), so that a pip-installed package
+#   carries its JVM half.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+if ! .venv/bin/python -c 'import indexbridge, pyspark, pyroaring, pyarrow, pytest' 2>/dev/null; then
+  .venv/bin/pip install --quiet -e '.[test]'
+fi
+
+if [ ! -f .tools/sbt-launch.jar ]; then
+  mkdir -p .tools
+  mvn --batch-mode --quiet dependency:copy \
+    -Dartifact=org.scala-sbt:sbt-launch:1.10.7 -DoutputDirectory="$root/.tools" -Dmdep.stripVersion=true
+fi
+
+bin/sbt package
+mkdir -p python/indexbridge/jars
+cp target/scala-2.13/indexbridge_2.13-0.1.0.jar python/indexbridge/jars/indexbridge.jar
