@@ -21,6 +21,11 @@ if [ ! -f .tools/sbt-launch.jar ]; then
     -Dartifact=org.scala-sbt:sbt-launch:1.10.7 -DoutputDirectory="$root/.tools" -Dmdep.stripVersion=true
 fi
 
+# Paimon's own classes: the baseline of `indexbridge bench dv` (the sbt tests get theirs from the build)
+if [ ! -f "$HOME/.m2/repository/org/apache/paimon/paimon-bundle/1.4.2/paimon-bundle-1.4.2.jar" ]; then
+  mvn --batch-mode --quiet dependency:get -Dartifact=org.apache.paimon:paimon-bundle:1.4.2 -Dtransitive=false
+fi
+
 bin/sbt package
 mkdir -p python/indexbridge/jars
 cp target/scala-2.13/indexbridge_2.13-0.1.0.jar python/indexbridge/jars/indexbridge.jar

@@ -13,8 +13,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
+
+# Paimon's own classes, the Scala codec's baseline; scripts/bootstrap.sh fetches the jar with Maven.
+PAIMON_BUNDLE = Path.home() / ".m2/repository/org/apache/paimon/paimon-bundle/1.4.2/paimon-bundle-1.4.2.jar"
 
 
 def _best(fn: Callable[[], object], rounds: int = 3) -> float:
@@ -87,9 +91,10 @@ def bench_spark(positions: int, files: int) -> None:
     from indexbridge.spark import configure
     from indexbridge.spark import functions as ibf
 
-    spark = configure(SparkSession.builder.master("local[2]").appName("indexbridge-bench")).config(
-        "spark.ui.enabled", "false"
-    ).getOrCreate()
+    builder = SparkSession.builder.master("local[2]").appName("indexbridge-bench")
+    if PAIMON_BUNDLE.is_file():  # the baseline for the Scala codec rows
+        builder.config("spark.driver.extraClassPath", str(PAIMON_BUNDLE))
+    spark = configure(builder).config("spark.ui.enabled", "false").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     rows = spark.range(positions).select((F.col("id") % files).alias("file"), (F.col("id") / files).cast("long").alias("pos")).cache()
     rows.count()

@@ -1,0 +1,103 @@
+"""Bounds-checked reading of binary index files.
+
+Every decoder in indexbridge reads through a :class:`ByteReader`. The reader checks each
+length against the bytes actually available *before* it slices or allocates anything. When a
+check fails it raises :class:`~indexbridge.errors.IndexFormatError` with the source name, the
+absolute offset and what the format expected there.
+
+Fixed-width integers are two's complement. ``_be`` means big-endian (``java.io.DataOutput``
+framing), ``_le`` means little-endian (roaring payloads, Iceberg's 64-bit bitmap).
+CRC-32 is ``zlib.crc32`` (the same function as ``java.util.zip.CRC32``).
+"""
+
+from __future__ import annotations
+
+import struct
+
+from indexbridge.errors import IndexFormatError
+
+_U8 = struct.Struct("B")
+_I32_BE = struct.Struct(">i")
+_U32_BE = struct.Struct(">I")
+_I32_LE = struct.Struct("<i")
+_U32_LE = struct.Struct("<I")
+_I64_LE = struct.Struct("<q")
+
+
+class ByteReader:
+    """A cursor over ``data[offset:end]`` that never reads past ``end``.
+
+    ``pos`` is absolute (an offset into ``data``), so error messages name file offsets even
+    when the reader covers only part of a file.
+    """
+
+    __slots__ = ("data", "source", "pos", "end")
+
+    def __init__(
+        self,
+        data: bytes | bytearray | memoryview,
+        source: str = "<bytes>",
+        offset: int = 0,
+        end: int | None = None,
+    ):
+        self.data = memoryview(data).cast("B")
+        self.source = source
+        size = len(self.data)
+        self.end = size if end is None else end
+        if not 0 <= self.end <= size:
+            raise IndexFormatError(source, self.end, f"an end offset within the {size} bytes available")
+        if not 0 <= offset <= self.end:
+            raise IndexFormatError(source, offset, f"an offset within the {self.end} bytes available")
+        self.pos = offset
+
+    @property
+    def remaining(self) -> int:
+        return self.end - self.pos
+
+    def error(self, expected: str, offset: int | None = None) -> IndexFormatError:
+        """An :class:`IndexFormatError` at ``offset`` (default: the current position)."""
+        return IndexFormatError(self.source, self.pos if offset is None else offset, expected)
+
+    def _short(self, n: int, what: str) -> IndexFormatError:
+        return self.error(f"{n} bytes of {what}, found {self.end - self.pos}")
+
+    def take(self, n: int, what: str = "data") -> memoryview:
+        """The next ``n`` bytes as a zero-copy view; checked before slicing."""
+        start, end = self.pos, self.pos + n
+        if n < 0 or end > self.end:
+            raise self._short(n, what)
+        self.pos = end
+        return self.data[start:end]
+
+    def sub_reader(self, n: int, what: str) -> ByteReader:
+        """A reader limited to the next ``n`` bytes (same absolute offsets); skips them here."""
+        start, end = self.pos, self.pos + n
+        if n < 0 or end > self.end:
+            raise self._short(n, what)
+        self.pos = end
+        return ByteReader(self.data, self.source, start, end)
+
+    def _unpack(self, st: struct.Struct, what: str) -> int:
+        start, end = self.pos, self.pos + st.size
+        if end > self.end:
+            raise self._short(st.size, what)
+        self.pos = end
+        return st.unpack_from(self.data, start)[0]
+
+    def u8(self, what: str = "u8") -> int:
+        return self._unpack(_U8, what)
+
+    def i32_be(self, what: str = "i32 BE") -> int:
+        return self._unpack(_I32_BE, what)
+
+    def u32_be(self, what: str = "u32 BE") -> int:
+        return self._unpack(_U32_BE, what)
+
+    def i32_le(self, what: str = "i32 LE") -> int:
+        return self._unpack(_I32_LE, what)
+
+    def u32_le(self, what: str = "u32 LE") -> int:
+        return self._unpack(_U32_LE, what)
+
+    def i64_le(self, what: str = "i64 LE") -> int:
+        return self._unpack(_I64_LE, what)

@@ -1,0 +1,1 @@
+"""Per-case checks of the Python engine against golden vector directories (``indexbridge conformance``)."""

@@ -1,0 +1,1 @@
+"""Apache Paimon index formats: deletion vectors, dynamic-bucket hash index, file indexes."""

@@ -1,0 +1,391 @@
+"""Paimon dynamic-bucket hash index (index type ``HASH``, spec/paimon.md §3) and key hashing.
+
+Hash index file::
+
+    i32 BE hash  x row_count      no header, no footer, no checksum; a trailing partial int is EOF
+
+Each int is ``BinaryRow.hashCode()`` of a record's trimmed primary key (the primary-key fields
+minus the partition fields). Paimon writes them in the iteration order of its ``IntHashSet``, a
+fastutil ``IntOpenHashSet``; readers treat the file as a set.
+
+``BinaryRow`` of a key row (``BinaryRowWriter`` as driven by Paimon's generated projection)::
+
+    null bits   ((arity + 63 + 8) // 64) * 8 bytes; byte 0 = RowKind (0, INSERT),
+                then bit 8 + i (LSB first within each byte) is set when field i is null
+    fixed part  8 bytes per field, little-endian:
+                  BOOLEAN/TINYINT 1 byte, SMALLINT 2, INT/DATE/TIME 4, BIGINT 8,
+                  FLOAT 4 (raw IEEE bits), DOUBLE 8, rest of the slot zero
+                  DECIMAL(p <= 18)       unscaled long
+                  TIMESTAMP(p <= 3)      epoch millis
+                  STRING/BINARY <= 7 B   bytes inline in slot bytes 0..6, byte 7 = 0x80 | length
+                  STRING/BINARY > 7 B    (offset << 32) | length  -> variable part
+                  DECIMAL(p > 18)        (offset << 32) | n       -> 16 bytes in the variable part:
+                                          unscaled value, minimal big-endian two's complement
+                                          (BigInteger.toByteArray, n bytes), then zeros
+                  TIMESTAMP(p > 3)       (offset << 32) | nanoOfMillisecond -> 8 bytes: millis
+                  null                   0, except DECIMAL(p > 18) and TIMESTAMP(p > 3), which
+                                          still reserve their zeroed variable slot: (offset << 32)
+    variable    each value padded with zeros to a multiple of 8 bytes, offsets from row start
+
+``BinaryRow.hashCode()`` is Paimon's Murmur3 variant over the row's 32-bit little-endian words
+(App. A.3); ``BinaryString.hashCode()`` is the same over bytes with a sign-extended byte tail.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import struct
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from decimal import Context, Decimal
+from typing import TypeVar
+
+import numpy as np
+
+from indexbridge.paimon.javaorder import to_java_int
+
+# ---------------------------------------------------------------------------------------------
+# Paimon's Murmur3-x86-32 variant (MurmurHashUtils, seed 42), spec App. A.3.
+# Written once for Python ints and uint32 numpy arrays alike: every step masks to 32 bits,
+# which is a no-op on uint32 arrays, so key_hash_array hashes all rows with the same code.
+
+_U32 = TypeVar("_U32", int, np.ndarray)
+_MASK32 = 0xFFFFFFFF
+_C1 = 0xCC9E2D51
+_C2 = 0x1B873593
+_SEED = 42
+
+
+def _rotl32(x: _U32, r: int) -> _U32:
+    return ((x << r) | (x >> (32 - r))) & _MASK32
+
+
+def _mix_k1(k: _U32) -> _U32:
+    return (_rotl32((k * _C1) & _MASK32, 15) * _C2) & _MASK32
+
+
+def _mix_h1(h: _U32, k: _U32) -> _U32:
+    return (_rotl32(h ^ k, 13) * 5 + 0xE6546B64) & _MASK32
+
+
+def _fmix(h: _U32, length: int) -> _U32:
+    h ^= length
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & _MASK32
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & _MASK32
+    return h ^ (h >> 16)
+
+
+def _hash_words(words: Iterable[_U32], h: _U32) -> _U32:
+    for w in words:
+        h = _mix_h1(h, _mix_k1(w))
+    return h
+
+
+def murmur_hash_words(data: bytes) -> int:
+    """``MurmurHashUtils.hashBytesByWords`` (``BinaryRow.hashCode``); length a multiple of 4."""
+    if len(data) % 4:
+        raise ValueError(f"hashing by words needs a multiple of 4 bytes, got {len(data)}")
+    words = struct.unpack(f"<{len(data) // 4}I", data)
+    return to_java_int(_fmix(_hash_words(words, _SEED), len(data)))
+
+
+def murmur_hash_bytes(data: bytes) -> int:
+    """``MurmurHashUtils.hashBytes`` (``BinarySection``/``BinaryString.hashCode``).
+
+    Whole words first, then each remaining byte mixed on its own, sign-extended to an int.
+    """
+    aligned = len(data) - len(data) % 4
+    words = struct.unpack(f"<{aligned // 4}I", data[:aligned])
+    tail = [b if b < 0x80 else (b - 0x100) & _MASK32 for b in data[aligned:]]
+    return to_java_int(_fmix(_hash_words([*words, *tail], _SEED), len(data)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Key types and BinaryRow
+
+
+@dataclass(frozen=True)
+class Timestamp:
+    """Paimon's internal ``Timestamp``: epoch milliseconds and nano-of-millisecond (0..999999)."""
+
+    millisecond: int
+    nano_of_millisecond: int = 0
+
+
+@dataclass(frozen=True)
+class _KeyType:
+    root: str  # BOOLEAN TINYINT SMALLINT INT BIGINT FLOAT DOUBLE DATE TIME TIMESTAMP DECIMAL STRING BINARY
+    precision: int = 0
+    scale: int = 0
+
+    @property
+    def compact(self) -> bool:
+        """Whether the value lives entirely in the fixed slot (``Decimal/Timestamp.isCompact``)."""
+        if self.root == "DECIMAL":
+            return self.precision <= 18
+        if self.root == "TIMESTAMP":
+            return self.precision <= 3
+        return self.root not in ("STRING", "BINARY")
+
+
+_TYPE_RE = re.compile(
+    r"^\s*(?P<name>[A-Z_]+(?: PRECISION)?)\s*(?:\(\s*(?P<args>[0-9,\s]*)\))?"
+    r"\s*(?P<ltz>WITH LOCAL TIME ZONE)?\s*(?:NOT NULL|NULL)?\s*$"
+)
+_SLOT_FORMATS = {"BOOLEAN": "<?", "TINYINT": "<b", "SMALLINT": "<h", "INT": "<i", "BIGINT": "<q",
+                 "FLOAT": "<f", "DOUBLE": "<d", "DATE": "<i", "TIME": "<i"}  # fmt: skip
+_ALIASES = {"INTEGER": "INT", "CHAR": "STRING", "VARCHAR": "STRING", "STRING": "STRING",
+            "VARBINARY": "BINARY", "BYTES": "BINARY", "NUMERIC": "DECIMAL", "DEC": "DECIMAL",
+            "DOUBLE PRECISION": "DOUBLE", "TIMESTAMP_LTZ": "TIMESTAMP"}  # fmt: skip
+
+
+def _parse_type(sql: str) -> _KeyType:
+    m = _TYPE_RE.match(sql.upper())
+    if not m:
+        raise ValueError(f"unsupported key type {sql!r}")
+    name = _ALIASES.get(m["name"], m["name"])
+    args = [int(a) for a in m["args"].split(",")] if m["args"] and m["args"].strip() else []
+    if m["ltz"] and name != "TIMESTAMP":
+        raise ValueError(f"unsupported key type {sql!r}")
+    if name == "DECIMAL":
+        if len(args) > 2:
+            raise ValueError(f"invalid DECIMAL precision/scale in {sql!r}")
+        precision = args[0] if args else 10  # DecimalType defaults: DECIMAL(10, 0)
+        scale = args[1] if len(args) == 2 else 0
+        if not (1 <= precision <= 38 and 0 <= scale <= precision):
+            raise ValueError(f"invalid DECIMAL precision/scale in {sql!r}")
+        return _KeyType("DECIMAL", precision, scale)
+    if name == "TIMESTAMP":
+        precision = args[0] if args else 6
+        if len(args) > 1 or not 0 <= precision <= 9:
+            raise ValueError(f"invalid TIMESTAMP precision in {sql!r}")
+        return _KeyType("TIMESTAMP", precision)
+    if name in _SLOT_FORMATS or name in ("STRING", "BINARY"):
+        return _KeyType(name)
+    raise ValueError(f"unsupported key type {sql!r}")
+
+
+def _null_bits_size(arity: int) -> int:
+    """``BinaryRow.calculateBitSetWidthInBytes``: 8-bit header plus one bit per field, in longs."""
+    return (arity + 63 + 8) // 64 * 8
+
+
+def _unscaled(value: Decimal | int, t: _KeyType) -> int:
+    """The unscaled value of ``value`` at the type's scale, which must be exact (no rounding)."""
+    exact = Context(prec=t.precision + 80)  # wide enough that scaling never rounds
+    scaled = exact.scaleb(Decimal(value), t.scale)
+    unscaled = int(scaled)
+    if scaled != unscaled or abs(unscaled) >= 10**t.precision:
+        raise ValueError(f"{value} is not a DECIMAL({t.precision},{t.scale}) value")
+    return unscaled
+
+
+def _pad8(b: bytes) -> bytes:
+    return b + bytes(-len(b) % 8)
+
+
+def binary_row(values: Sequence[object], types: Sequence[str]) -> bytes:
+    """The bytes of Paimon's ``BinaryRow`` holding ``values`` (Paimon internal values, ``None`` = null).
+
+    Values: bool; int for TINYINT..BIGINT, DATE (days) and TIME (millis of day); float;
+    ``Timestamp`` (or int millis) for TIMESTAMP / TIMESTAMP_LTZ; ``Decimal`` (or int) for
+    DECIMAL, exact at the type's scale; str (UTF-8) for CHAR/VARCHAR/STRING; bytes for
+    BINARY/VARBINARY/BYTES.
+    """
+    if len(values) != len(types):
+        raise ValueError(f"{len(values)} values for {len(types)} key types")
+    key_types = [_parse_type(t) for t in types]
+    null_bits = _null_bits_size(len(key_types))
+    fixed = bytearray(null_bits + 8 * len(key_types))
+    variable = bytearray()
+
+    def append_variable(content: bytes) -> int:
+        offset = len(fixed) + len(variable)
+        variable.extend(_pad8(content))
+        return offset
+
+    for i, (value, t) in enumerate(zip(values, key_types)):
+        slot = null_bits + 8 * i
+        if value is None:
+            fixed[(i + 8) >> 3] |= 1 << ((i + 8) & 7)
+            if not t.compact and t.root in ("DECIMAL", "TIMESTAMP"):
+                offset = append_variable(bytes(16 if t.root == "DECIMAL" else 8))
+                struct.pack_into("<q", fixed, slot, offset << 32)
+            continue
+        try:
+            fixed[slot : slot + 8] = _slot_bytes(value, t, append_variable)
+        except (struct.error, TypeError, ValueError, ArithmeticError) as e:
+            raise ValueError(f"field {i}: cannot write {value!r} as {types[i]}: {e}") from None
+    return bytes(fixed + variable)
+
+
+def _slot_bytes(value: object, t: _KeyType, append_variable: Callable[[bytes], int]) -> bytes:
+    """The 8 slot bytes of a non-null value; variable-length content goes to ``append_variable``."""
+    if t.root in _SLOT_FORMATS:
+        if t.root == "BOOLEAN" and not isinstance(value, (bool, np.bool_)):
+            raise TypeError("BOOLEAN needs a bool")
+        return _pad8(struct.pack(_SLOT_FORMATS[t.root], value))
+    if t.root == "DECIMAL":
+        unscaled = _unscaled(value, t)
+        if t.compact:
+            return struct.pack("<q", unscaled)
+        # BigInteger.toByteArray(): minimal two's complement, big-endian, in a zeroed 16-byte slot
+        length = (unscaled if unscaled >= 0 else ~unscaled).bit_length() // 8 + 1
+        big_endian = unscaled.to_bytes(length, "big", signed=True)
+        return struct.pack("<q", append_variable(big_endian + bytes(16 - length)) << 32 | length)
+    if t.root == "TIMESTAMP":
+        ts = value if isinstance(value, Timestamp) else Timestamp(value)
+        if not 0 <= ts.nano_of_millisecond <= 999_999:
+            raise ValueError("nano_of_millisecond must be in 0..999999")
+        if t.compact:
+            return struct.pack("<q", ts.millisecond)
+        return struct.pack("<q", append_variable(struct.pack("<q", ts.millisecond)) << 32 | ts.nano_of_millisecond)
+    if t.root == "STRING":
+        if not isinstance(value, str):
+            raise TypeError("STRING needs a str")
+        content = value.encode("utf-8")
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        content = bytes(value)
+    else:
+        raise TypeError("BINARY needs bytes")
+    if len(content) <= 7:
+        return content + bytes(7 - len(content)) + bytes([0x80 | len(content)])
+    return struct.pack("<q", append_variable(content) << 32 | len(content))
+
+
+def key_hash(values: Sequence[object], types: Sequence[str]) -> int:
+    """``BinaryRow.hashCode()`` of the key row: what the hash index stores (signed i32)."""
+    return murmur_hash_words(binary_row(values, types))
+
+
+_ARRAY_DTYPES = {"BOOLEAN": "<u1", "TINYINT": "<i1", "SMALLINT": "<i2", "INT": "<i4", "BIGINT": "<i8",
+                 "FLOAT": "<f4", "DOUBLE": "<f8", "DATE": "<i4", "TIME": "<i4",
+                 "TIMESTAMP": "<i8", "DECIMAL": "<i8"}  # fmt: skip
+
+
+def key_hash_array(columns: Sequence[np.ndarray], types: Sequence[str]) -> np.ndarray:
+    """``key_hash`` for every row of non-null fixed-width key columns, vectorised (int32).
+
+    Columns hold the slot values: bool/ints, floats, epoch millis for TIMESTAMP(p <= 3), the
+    unscaled long for DECIMAL(p <= 18). Such rows have no variable part and an all-zero null
+    header, so every row is the same number of words.
+    """
+    if len(columns) != len(types):
+        raise ValueError(f"{len(columns)} columns for {len(types)} key types")
+    key_types = [_parse_type(t) for t in types]
+    rows = len(columns[0]) if columns else 0
+    null_bits = _null_bits_size(len(key_types))
+    row = np.zeros((rows, null_bits + 8 * len(key_types)), np.uint8)
+    for i, (column, t, sql) in enumerate(zip(columns, key_types, types)):
+        if np.ma.isMaskedArray(column) or np.ndim(column) != 1 or len(column) != rows:
+            raise ValueError(f"column {i}: need a 1-D array of {rows} non-null values")
+        if not t.compact:
+            raise ValueError(f"column {i}: {sql} is not fixed-width; use key_hash")
+        column = np.asarray(column)
+        dtype = np.dtype(_ARRAY_DTYPES[t.root])
+        if t.root in ("FLOAT", "DOUBLE"):
+            if column.dtype.kind != "f":
+                raise ValueError(f"column {i}: {sql} needs a float array, got {column.dtype}")
+        elif column.dtype.kind not in "biu":
+            raise ValueError(f"column {i}: {sql} needs an integer array, got {column.dtype}")
+        elif rows:
+            low, high = (0, 1) if t.root == "BOOLEAN" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+            if t.root == "DECIMAL":
+                high = 10**t.precision - 1
+                low = -high
+            if column.min() < low or column.max() > high:
+                raise ValueError(f"column {i}: values outside the {sql} range {low}..{high}")
+        slot = null_bits + 8 * i
+        row[:, slot : slot + dtype.itemsize] = column.astype(dtype).view(np.uint8).reshape(rows, dtype.itemsize)
+    words = row.view("<u4").astype(np.uint32)
+    hashes = _fmix(_hash_words(words.T, np.full(rows, _SEED, np.uint32)), row.shape[1])
+    return hashes.view(np.int32)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hash index file and fastutil IntOpenHashSet order
+
+
+def _fastutil_mix(x: int) -> int:
+    """``it.unimi.dsi.fastutil.HashCommon.mix(int)``."""
+    h = (x * 0x9E3779B9) & _MASK32
+    return h ^ (h >> 16)
+
+
+def _fastutil_array_size(expected: int) -> int:
+    """``HashCommon.arraySize(expected, 0.75f)``: ``expected / f`` is float arithmetic in Java."""
+    needed = math.ceil(float(np.float32(expected) / np.float32(0.75)))
+    return max(2, 1 << (needed - 1).bit_length())
+
+
+def _fastutil_max_fill(n: int) -> int:
+    """``HashCommon.maxFill(n, 0.75f)``."""
+    return min(math.ceil(float(np.float32(n) * np.float32(0.75))), n - 1)
+
+
+def int_hash_set_order(hashes: Iterable[int]) -> list[int]:
+    """Iteration order (``toIntArray``) of ``new IntOpenHashSet()`` after ``add`` of each hash.
+
+    Hand-written emulation of fastutil 8.5.12, because the order is what Paimon's ``IntHashSet``
+    writes: open addressing with linear probing from ``mix(k) & mask``; 0 is the "free" marker,
+    so key 0 lives in a separate slot and is returned first; after an add that finds
+    ``size >= maxFill`` the table grows to ``arraySize(size + 1)`` and re-inserts the keys
+    scanning slots from the top down; iteration then scans slots from the top down.
+    """
+    n = _fastutil_array_size(16)
+    mask, max_fill = n - 1, _fastutil_max_fill(n)
+    table = [0] * n
+    contains_zero = False
+    size = 0
+    for value in hashes:
+        k = to_java_int(value)
+        if k != value:
+            raise ValueError(f"hash {value} is not a 32-bit signed int")
+        if k == 0:
+            if contains_zero:
+                continue
+            contains_zero = True
+        else:
+            pos = _fastutil_mix(k) & mask
+            while table[pos] != 0 and table[pos] != k:
+                pos = (pos + 1) & mask
+            if table[pos] == k:
+                continue
+            table[pos] = k
+        size += 1
+        if size - 1 >= max_fill:
+            n = _fastutil_array_size(size + 1)
+            mask, max_fill = n - 1, _fastutil_max_fill(n)
+            new_table = [0] * n
+            for k_old in reversed(table):
+                if k_old:
+                    pos = _fastutil_mix(k_old) & mask
+                    while new_table[pos] != 0:
+                        pos = (pos + 1) & mask
+                    new_table[pos] = k_old
+            table = new_table
+    return ([0] if contains_zero else []) + [k for k in reversed(table) if k]
+
+
+def encode_hash_index(hashes: Iterable[int] | np.ndarray, *, order: str = "paimon") -> bytes:
+    """A hash index file: ``order="paimon"`` in ``IntHashSet`` order, ``"given"`` as given."""
+    values = hashes if isinstance(hashes, np.ndarray) else np.asarray(list(hashes))
+    if order == "paimon":
+        values = np.asarray(int_hash_set_order(values.tolist()), dtype=np.int64)
+    elif order != "given":
+        raise ValueError(f"order must be 'paimon' or 'given', got {order!r}")
+    if values.size and (values.dtype.kind not in "iu" or values.min() < -(1 << 31) or values.max() >= 1 << 31):
+        raise ValueError("hashes must be 32-bit signed ints")
+    return values.astype(">i4").tobytes()
+
+
+def decode_hash_index(data: bytes | bytearray | memoryview, *, source: str = "<bytes>") -> np.ndarray:
+    """The hashes of a hash index file (int32); a trailing partial int counts as EOF (§3).
+
+    No input is malformed, so nothing is raised; ``source`` keeps the decoder signatures uniform.
+    """
+    view = memoryview(data).cast("B")
+    return np.frombuffer(view[: len(view) // 4 * 4], ">i4").astype(np.int32)

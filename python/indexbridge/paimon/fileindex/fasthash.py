@@ -1,0 +1,94 @@
+"""Paimon's `FastHash`: the 64-bit hash of a typed value used by the bloom-filter index (spec
+§5.3, App. A.1–A.2).
+
+| type                             | hash                                                    |
+|----------------------------------|---------------------------------------------------------|
+| CHAR, VARCHAR, STRING            | xxh64(seed 0) of the UTF-8 bytes                        |
+| BINARY, VARBINARY                | xxh64(seed 0) of the bytes                              |
+| TINYINT … BIGINT, DATE, TIME     | wang64(value sign-extended to 64 bits)                  |
+| FLOAT                            | wang64(sign-extended floatToIntBits); NaN → 0x7fc00000  |
+| DOUBLE                           | wang64(doubleToLongBits); NaN → 0x7ff8000000000000      |
+| TIMESTAMP(p), TIMESTAMP_LTZ(p)   | wang64(millis if p ≤ 3 else micros)                     |
+
+XXH64 comes from the `xxhash` library. `wang64` is hand-written: it is Paimon's own variant of
+Thomas Wang's hash, with arithmetic right shifts, which no library provides.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+
+import xxhash
+
+_MASK64 = (1 << 64) - 1
+CANONICAL_FLOAT_NAN = 0x7FC00000
+CANONICAL_DOUBLE_NAN = 0x7FF8000000000000
+
+
+def to_java_long(value: int) -> int:
+    value &= _MASK64
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def xxh64(data: bytes) -> int:
+    """XXH64 with seed 0, as a signed Java long."""
+    return to_java_long(xxhash.xxh64_intdigest(data))
+
+
+def wang64(key: int) -> int:
+    """Paimon's `FastHash.getLongHash`: Thomas Wang's 64-bit mix with arithmetic shifts."""
+    key = to_java_long(key)
+    key = to_java_long(~key + (key << 21))
+    key = key ^ (key >> 24)
+    key = to_java_long(key + (key << 3) + (key << 8))
+    key = key ^ (key >> 14)
+    key = to_java_long(key + (key << 2) + (key << 4))
+    key = key ^ (key >> 28)
+    return to_java_long(key + (key << 31))
+
+
+def float_to_int_bits(value: float) -> int:
+    """Java's `Float.floatToIntBits` (NaNs canonical) as an unsigned 32-bit pattern."""
+    return CANONICAL_FLOAT_NAN if math.isnan(value) else struct.unpack("<I", struct.pack("<f", value))[0]
+
+
+def double_to_long_bits(value: float) -> int:
+    """Java's `Double.doubleToLongBits` (NaNs canonical) as an unsigned 64-bit pattern."""
+    return CANONICAL_DOUBLE_NAN if math.isnan(value) else struct.unpack("<Q", struct.pack("<d", value))[0]
+
+
+def timestamp_long(millis: int, nano_of_millisecond: int, precision: int) -> int:
+    """The long Paimon's indexes use for a timestamp (spec §1.4): millis, or micros above p=3."""
+    return millis if precision <= 3 else millis * 1000 + nano_of_millisecond // 1000
+
+
+def hash_string(value: str) -> int:
+    return xxh64(value.encode("utf-8"))
+
+
+def hash_bytes(value: bytes) -> int:
+    return xxh64(value)
+
+
+def hash_integral(value: int) -> int:
+    """TINYINT, SMALLINT, INT, BIGINT, DATE and TIME values (already sign-correct ints)."""
+    return wang64(value)
+
+
+def hash_float_bits(bits: int) -> int:
+    """FLOAT from its raw IEEE bits: NaN payloads canonicalised, then sign-extended."""
+    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x007FFFFF:
+        bits = CANONICAL_FLOAT_NAN
+    return wang64(bits - (1 << 32) if bits & 0x80000000 else bits)
+
+
+def hash_double_bits(bits: int) -> int:
+    """DOUBLE from its raw IEEE bits: NaN payloads canonicalised."""
+    if (bits & 0x7FF0000000000000) == 0x7FF0000000000000 and bits & 0x000FFFFFFFFFFFFF:
+        bits = CANONICAL_DOUBLE_NAN
+    return wang64(bits)
+
+
+def hash_timestamp(millis: int, nano_of_millisecond: int, precision: int) -> int:
+    return wang64(timestamp_long(millis, nano_of_millisecond, precision))

@@ -1,0 +1,115 @@
+"""Portable RoaringBitmap (32-bit) serialization (spec/paimon.md §1.1, RoaringFormatSpec).
+
+All fields are little-endian::
+
+    no run container                          at least one run container
+    ----------------                          --------------------------
+    u32  cookie = 12346                       u32  cookie = 12347 | (n-1) << 16
+    u32  n (container count)                  u8[ceil(n/8)]  run flags, bit i (LSB first) = container i is a run
+    n x (u16 key, u16 cardinality-1)          n x (u16 key, u16 cardinality-1)
+    n x u32 offset (from the cookie)          n x u32 offset, only when n >= 4
+    containers, by ascending key:
+      array   non-run, cardinality <= 4096    cardinality x u16 sorted low halves
+      bitmap  non-run, cardinality >  4096    1024 x u64 words (8192 bytes)
+      run                                     u16 nruns, nruns x (u16 start, u16 length-1)
+
+Writers call ``run_optimize()`` first, as Paimon does (``runOptimize()``), which makes the bytes
+a pure function of the set. Readers parse the headers here to learn the exact serialized length
+(the 64-bit layout concatenates bitmaps without length framing) and to reject malformed headers
+before pyroaring sees them; pyroaring (CRoaring's ``portable_deserialize_safe`` plus its internal
+validation) then checks the container contents.
+"""
+
+from __future__ import annotations
+
+import operator
+import struct
+from itertools import accumulate
+
+from pyroaring import BitMap
+
+from indexbridge.bytes import ByteReader
+
+SERIAL_COOKIE_NO_RUNCONTAINER = 12346
+SERIAL_COOKIE = 12347
+NO_OFFSET_THRESHOLD = 4
+MAX_CONTAINERS = 1 << 16
+ARRAY_MAX_CARDINALITY = 4096
+BITMAP_CONTAINER_BYTES = 8192
+
+_U16_LE = struct.Struct("<H")
+
+
+def serialize32(bm: BitMap) -> bytes:
+    """Paimon's canonical bytes of ``bm``: ``run_optimize()`` (in place), then ``serialize()``."""
+    bm.run_optimize()
+    return bm.serialize()
+
+
+def _set_bits(bitset: memoryview) -> list[int]:
+    """Indexes of the set bits, LSB first within each byte (skipping zero bytes cheaply)."""
+    return [8 * i + bit for i, byte in enumerate(bitset) if byte for bit in range(8) if byte >> bit & 1]
+
+
+def read_roaring32(reader: ByteReader) -> BitMap:
+    """Read one portable roaring bitmap at ``reader.pos`` and consume exactly its bytes.
+
+    Plain ``struct`` and builtins rather than numpy: most bitmaps have a handful of containers,
+    where numpy's per-call overhead would cost ten times the deserialization itself.
+    """
+    start = reader.pos
+    cookie = reader.u32_le("roaring cookie")
+    if cookie & 0xFFFF == SERIAL_COOKIE:
+        n = (cookie >> 16) + 1
+        flags = reader.take((n + 7) // 8, "roaring run-flag bitset")
+        runs = [i for i in _set_bits(flags) if i < n]
+    elif cookie == SERIAL_COOKIE_NO_RUNCONTAINER:
+        n = reader.u32_le("roaring container count")
+        if n > MAX_CONTAINERS:
+            raise reader.error(f"at most {MAX_CONTAINERS} roaring containers, found {n}", start + 4)
+        runs = []
+    else:
+        raise reader.error(
+            f"roaring cookie {SERIAL_COOKIE_NO_RUNCONTAINER} or {SERIAL_COOKIE} | (n-1) << 16, "
+            f"found {cookie:#010x}",
+            start,
+        )
+
+    header_pos = reader.pos
+    header = struct.unpack(f"<{2 * n}H", reader.take(4 * n, "roaring descriptive header"))
+    keys, cardinalities_minus_1 = header[0::2], header[1::2]
+    if not all(map(operator.lt, keys, keys[1:])):
+        i = next(i for i in range(1, n) if keys[i] <= keys[i - 1])
+        raise reader.error(
+            f"strictly ascending roaring container keys, container {i} has key {keys[i]} after {keys[i - 1]}",
+            header_pos + 4 * i,
+        )
+    offsets_pos = reader.pos
+    has_offsets = cookie == SERIAL_COOKIE_NO_RUNCONTAINER or n >= NO_OFFSET_THRESHOLD
+    offsets = struct.unpack(f"<{n}I", reader.take(4 * n, "roaring offset header")) if has_offsets else ()
+
+    cardinalities = [c + 1 for c in cardinalities_minus_1]
+    sizes = [BITMAP_CONTAINER_BYTES if c > ARRAY_MAX_CARDINALITY else 2 * c for c in cardinalities]
+    # A run container's size depends on its run count, stored at its start: walk to each run
+    # container in order, past the (by then known) sizes of the containers before it.
+    at, walked = reader.pos, 0
+    for i in runs:
+        at += sum(sizes[walked:i])
+        walked = i
+        if at + 2 > reader.end:
+            raise reader.error(f"the run count of roaring container {i}, found end of data", min(at, reader.end))
+        (nruns,) = _U16_LE.unpack_from(reader.data, at)
+        sizes[i] = 2 + 4 * nruns
+
+    if has_offsets:
+        expected = list(accumulate(sizes, initial=reader.pos - start))[:n]
+        if expected != list(offsets):
+            i = next(i for i in range(n) if offsets[i] != expected[i])
+            raise reader.error(
+                f"offset {expected[i]} for roaring container {i}, found {offsets[i]}", offsets_pos + 4 * i
+            )
+    reader.take(sum(sizes), "roaring containers")
+    try:
+        return BitMap.deserialize(reader.data[start : reader.pos])
+    except ValueError as e:
+        raise reader.error(f"a valid roaring bitmap ({e})", start) from None
