@@ -21,7 +21,7 @@ def test_case(vectors_dir: Path, paimon_table_case: dict, tmp_path: Path):
         assert (tmp_path / name).read_bytes() == (vectors_dir / "paimon" / name).read_bytes()
 
 
-@pytest.mark.parametrize("section", ["binary_string_hash_code", "java_string_hash_code"])
+@pytest.mark.parametrize("section", ["xxh64_seed0", "fasthash", "binary_string_hash_code", "java_string_hash_code"])
 def test_hash_function_section(vectors_dir: Path, section: str):
     items = json.loads((vectors_dir / "paimon/hashes/hash_functions.json").read_text())[section]
     assert items

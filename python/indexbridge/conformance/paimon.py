@@ -35,6 +35,7 @@ from indexbridge.paimon.dv import (
     read_deletion_vectors,
     scan_deletion_file,
 )
+from indexbridge.paimon.fileindex.fasthash import fast_hash, xxh64
 from indexbridge.paimon.javaorder import java_string_hash
 from indexbridge.storage import write_atomically
 
@@ -180,6 +181,16 @@ _HASH_SECTIONS: dict[str, Callable[[dict], tuple[str, int, int]]] = {
         f"BinaryString.hashCode({item['utf8']!r})",
         murmur_hash_bytes(bytes.fromhex(item["utf8_hex"])),
         item["hash_code"],
+    ),
+    "xxh64_seed0": lambda item: (
+        f"xxh64({item['input_hex']})",
+        xxh64(bytes.fromhex(item["input_hex"])),
+        int(item["xxh64"]),
+    ),
+    "fasthash": lambda item: (
+        f"FastHash({item['type']['sql']} {item['value']!r})",
+        fast_hash(item["type"]["root"], typed_value(item["type"], item["value"]), item["type"].get("precision", 0)),
+        int(item["hash64"]),
     ),
     "java_string_hash_code": lambda item: (
         f"String.hashCode({item['string']!r})",

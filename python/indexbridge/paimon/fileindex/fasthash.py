@@ -59,36 +59,32 @@ def double_to_long_bits(value: float) -> int:
 
 
 def timestamp_long(millis: int, nano_of_millisecond: int, precision: int) -> int:
-    """The long Paimon's indexes use for a timestamp (spec §1.4): millis, or micros above p=3."""
-    return millis if precision <= 3 else millis * 1000 + nano_of_millisecond // 1000
+    """The long Paimon's indexes use for a timestamp (spec §1.4): millis, or micros above p=3
+    (Java's `Math.multiplyExact`/`addExact`: an overflow is an error)."""
+    value = millis if precision <= 3 else millis * 1000 + nano_of_millisecond // 1000
+    if to_java_long(value) != value:
+        raise ValueError(f"timestamp {millis} ms + {nano_of_millisecond} ns overflows a long at precision {precision}")
+    return value
 
 
-def hash_string(value: str) -> int:
-    return xxh64(value.encode("utf-8"))
+_INTEGRAL = {"TINYINT", "SMALLINT", "INTEGER", "INT", "BIGINT", "DATE", "TIME_WITHOUT_TIME_ZONE", "TIME"}
 
 
-def hash_bytes(value: bytes) -> int:
-    return xxh64(value)
-
-
-def hash_integral(value: int) -> int:
-    """TINYINT, SMALLINT, INT, BIGINT, DATE and TIME values (already sign-correct ints)."""
-    return wang64(value)
-
-
-def hash_float_bits(bits: int) -> int:
-    """FLOAT from its raw IEEE bits: NaN payloads canonicalised, then sign-extended."""
-    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x007FFFFF:
-        bits = CANONICAL_FLOAT_NAN
-    return wang64(bits - (1 << 32) if bits & 0x80000000 else bits)
-
-
-def hash_double_bits(bits: int) -> int:
-    """DOUBLE from its raw IEEE bits: NaN payloads canonicalised."""
-    if (bits & 0x7FF0000000000000) == 0x7FF0000000000000 and bits & 0x000FFFFFFFFFFFFF:
-        bits = CANONICAL_DOUBLE_NAN
-    return wang64(bits)
-
-
-def hash_timestamp(millis: int, nano_of_millisecond: int, precision: int) -> int:
-    return wang64(timestamp_long(millis, nano_of_millisecond, precision))
+def fast_hash(root: str, value: object, precision: int = 0) -> int:
+    """`FastHash` of one Paimon internal value of the type with this root (vectors README
+    names: VARCHAR, BINARY, TIMESTAMP_WITH_LOCAL_TIME_ZONE, …). Timestamps are
+    `indexbridge.paimon.bucket.Timestamp`s, FLOAT/DOUBLE Python floats."""
+    if root in ("CHAR", "VARCHAR"):
+        return xxh64(value.encode("utf-8"))
+    if root in ("BINARY", "VARBINARY"):
+        return xxh64(bytes(value))
+    if root in _INTEGRAL:
+        return wang64(int(value))
+    if root == "FLOAT":
+        bits = float_to_int_bits(value)
+        return wang64(bits - (1 << 32) if bits & 0x80000000 else bits)
+    if root == "DOUBLE":
+        return wang64(double_to_long_bits(value))
+    if root.startswith("TIMESTAMP"):
+        return wang64(timestamp_long(value.millisecond, value.nano_of_millisecond, precision))
+    raise ValueError(f"the bloom-filter index does not support {root}")
