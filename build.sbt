@@ -4,7 +4,6 @@
 ThisBuild / organization := "io.indexbridge"
 ThisBuild / version := "0.1.0"
 ThisBuild / scalaVersion := "2.13.16"
-Global / autoStartServer := false
 
 val sparkVersion = "4.0.1"
 

@@ -1,0 +1,92 @@
+package io.indexbridge.bench
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import io.indexbridge.paimon.DeletionVector
+import org.roaringbitmap.RoaringBitmap
+
+import java.nio.{ByteBuffer, ByteOrder}
+
+/** The Scala half of `indexbridge bench dv`: the 32-bit DV codec against raw RoaringBitmap and
+  * against Paimon's own `BitmapDeletionVector`, on the same position sets, best of `rounds`.
+  *
+  * Paimon is reached by reflection because its jar is a benchmark baseline, not a dependency
+  * of the library: put paimon-bundle on the driver classpath to get those rows. */
+object DvBench {
+  private final case class Row(label: String, ours: Double, baselineLabel: String, baseline: Double, target: String)
+
+  private def best(rounds: Int)(body: => Unit): Double =
+    (1 to rounds).map { _ =>
+      val t0 = System.nanoTime(); body; (System.nanoTime() - t0) / 1e9
+    }.min
+
+  /** Sorted distinct positions per data file: half dense runs, half scattered (as the Python half). */
+  private def fileSets(files: Int, perFile: Int): Array[Array[Int]] = {
+    val rnd = new java.util.Random(7)
+    Array.tabulate(files) { i =>
+      if (i % 2 == 1) { val start = rnd.nextInt(1000000); Array.range(start, start + perFile) }
+      else Array.fill(perFile)(rnd.nextInt(4 * perFile)).distinct.sorted
+    }
+  }
+
+  private def rawSerialize(bm: RoaringBitmap): Array[Byte] = {
+    bm.runOptimize()
+    val buffer = ByteBuffer.allocate(bm.serializedSizeInBytes()).order(ByteOrder.LITTLE_ENDIAN)
+    bm.serialize(buffer)
+    buffer.array()
+  }
+
+  def run(files: Int, perFile: Int, rounds: Int): String = {
+    val sets = fileSets(files, perFile)
+    val longs = sets.map(_.map(_.toLong))
+    val rawBytes = sets.map(s => rawSerialize(RoaringBitmap.bitmapOf(s: _*)))
+    val ours = longs.map(DeletionVector.fromPositions(_, bitmap64 = false))
+    val ourBytes = ours.map(_.serialize())
+
+    val rows = Seq.newBuilder[Row]
+    rows += Row("build+serialize DeletionVector", best(rounds)(longs.foreach(DeletionVector.fromPositions(_, false).serialize())),
+      "raw RoaringBitmap", best(rounds)(sets.foreach(s => rawSerialize(RoaringBitmap.bitmapOf(s: _*)))), "target <= 1.10")
+    rows += Row("deserialize DeletionVector", best(rounds)(ourBytes.foreach(DeletionVector.deserialize(_))),
+      "raw RoaringBitmap", best(rounds)(rawBytes.foreach(b => new RoaringBitmap().deserialize(ByteBuffer.wrap(b)))), "target <= 1.10")
+
+    paimon.foreach { p =>
+      val theirs = sets.map(s => p.build(s))
+      val theirBytes = theirs.map(p.serialize)
+      rows += Row("serialize DeletionVector", best(rounds)(ours.foreach(_.serialize())),
+        "Paimon BitmapDeletionVector", best(rounds)(theirs.foreach(p.serialize)), "target < 1.00")
+      rows += Row("deserialize DeletionVector", best(rounds)(ourBytes.foreach(DeletionVector.deserialize(_))),
+        "Paimon BitmapDeletionVector", best(rounds)(theirBytes.foreach(p.deserialize)), "informational")
+    }
+
+    val mapper = new ObjectMapper()
+    val out = mapper.createArrayNode()
+    rows.result().foreach { r =>
+      out.addObject().put("label", r.label).put("ours_s", r.ours).put("baseline_label", r.baselineLabel)
+        .put("baseline_s", r.baseline).put("target", r.target)
+    }
+    if (paimon.isEmpty)
+      out.addObject().put("label", "Paimon baseline unavailable (paimon-bundle not on the classpath)")
+        .put("ours_s", 0.0).put("baseline_label", "-").put("baseline_s", 1.0).put("target", "-")
+    mapper.writeValueAsString(out)
+  }
+
+  /** Paimon's BitmapDeletionVector through reflection. */
+  private final class Paimon(loader: ClassLoader) {
+    private val dvInterface = Class.forName("org.apache.paimon.deletionvectors.DeletionVector", true, loader)
+    private val bitmapDv = Class.forName("org.apache.paimon.deletionvectors.BitmapDeletionVector", true, loader)
+    private val delete = bitmapDv.getMethod("delete", java.lang.Long.TYPE)
+    private val toBytes = dvInterface.getMethod("serializeToBytes", dvInterface)
+    private val fromBytes = dvInterface.getMethod("deserializeFromBytes", classOf[Array[Byte]])
+
+    def build(positions: Array[Int]): AnyRef = {
+      val dv = bitmapDv.getConstructor().newInstance().asInstanceOf[AnyRef]
+      positions.foreach(p => delete.invoke(dv, java.lang.Long.valueOf(p.toLong)))
+      dv
+    }
+    def serialize(dv: AnyRef): Array[Byte] = toBytes.invoke(null, dv).asInstanceOf[Array[Byte]]
+    def deserialize(bytes: Array[Byte]): AnyRef = fromBytes.invoke(null, bytes)
+  }
+
+  private lazy val paimon: Option[Paimon] =
+    try Some(new Paimon(Thread.currentThread().getContextClassLoader))
+    catch { case _: ClassNotFoundException => None }
+}

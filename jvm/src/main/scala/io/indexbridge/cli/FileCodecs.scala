@@ -1,0 +1,62 @@
+package io.indexbridge.cli
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import io.indexbridge.paimon.{DeletionFile, DeletionVector, HashIndex}
+
+import java.nio.{ByteBuffer, ByteOrder}
+import java.nio.file.{Files, Path, Paths}
+import scala.jdk.CollectionConverters._
+
+/** File-to-file entry points of the Scala codecs for Python's driver (py4j): only paths and
+  * short JSON strings cross the bridge, the bulk data goes through files (DESIGN rule 2).
+  * The cross-language tests use them to compare the Scala bytes with the Python bytes.
+  *
+  * Position files are raw little-endian int64 arrays; hash files are the HASH layout (i32 BE). */
+object FileCodecs {
+  private val mapper = new ObjectMapper()
+
+  private def readLongs(path: String): Array[Long] = {
+    val buffer = ByteBuffer.wrap(Files.readAllBytes(Paths.get(path))).order(ByteOrder.LITTLE_ENDIAN)
+    Array.fill(buffer.remaining() / 8)(buffer.getLong())
+  }
+
+  private def writeLongs(path: String, values: Array[Long]): Unit = {
+    val buffer = ByteBuffer.allocate(values.length * 8).order(ByteOrder.LITTLE_ENDIAN)
+    values.foreach(buffer.putLong)
+    Files.write(Paths.get(path), buffer.array())
+  }
+
+  /** Positions file → one DV frame (`DeletionVector.serializeToBytes`). */
+  def encodeDeletionVector(positionsPath: String, bitmap64: Boolean, outPath: String): Unit =
+    Files.write(Paths.get(outPath), DeletionVector.fromPositions(readLongs(positionsPath), bitmap64).serialize())
+
+  /** DV frame file → its positions (ascending) as a positions file; returns the cardinality. */
+  def decodeDeletionVector(framePath: String, outPositionsPath: String): Long = {
+    val dv = DeletionVector.deserialize(Files.readAllBytes(Paths.get(framePath)), source = framePath)
+    writeLongs(outPositionsPath, dv.positions)
+    dv.cardinality
+  }
+
+  /** `[{"data_file": name, "positions": path}, ...]` → deletion files in `outDir` named
+    * `deletion-<n>`, in Java HashMap order (or the given order), rolling at `targetSize` (< 0: one
+    * file). Returns `[{"file_name", "file_size", "row_count", "ranges": [[data_file, offset, length, cardinality]]}]`. */
+  def encodeDeletionFiles(inputJson: String, bitmap64: Boolean, targetSize: Long, hashMapOrder: Boolean, outDir: String): String = {
+    val entries = mapper.readTree(inputJson).elements().asScala.map { e =>
+      e.get("data_file").asText() -> DeletionVector.fromPositions(readLongs(e.get("positions").asText()), bitmap64)
+    }.toSeq
+    val metas = DeletionFile.write(Paths.get(outDir), entries, targetSize, hashMapOrder, n => s"deletion-$n")
+    val out = mapper.createArrayNode()
+    metas.foreach { m =>
+      val node = out.addObject().put("file_name", m.fileName).put("file_size", m.fileSize).put("row_count", m.rowCount)
+      val ranges = node.putArray("ranges")
+      m.ranges.foreach(r => ranges.addArray().add(r.dataFile).add(r.offset).add(r.length).add(r.cardinality))
+    }
+    mapper.writeValueAsString(out)
+  }
+
+  /** HASH file of key hashes in add order → the HASH file Paimon writes (its IntHashSet order). */
+  def encodeHashIndex(addOrderPath: String, outPath: String): Unit = {
+    val path: Path = Paths.get(addOrderPath)
+    Files.write(Paths.get(outPath), HashIndex.encodePaimon(HashIndex.decode(Files.readAllBytes(path), addOrderPath)))
+  }
+}

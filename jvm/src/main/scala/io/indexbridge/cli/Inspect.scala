@@ -1,0 +1,61 @@
+package io.indexbridge.cli
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import com.fasterxml.jackson.databind.node.ObjectNode
+import io.indexbridge.IndexFormatException
+import io.indexbridge.paimon.{DeletionFile, DeletionVector, HashIndex}
+
+import java.nio.file.{Files, Paths}
+
+/** `indexbridge inspect --engine jvm`: the JSON summary of one file, the same fields as the
+  * Python engine's `indexbridge.cli.inspect.describe`. Errors are [[IndexFormatException]]s
+  * naming the file and offset. */
+object Inspect {
+  private val mapper = new ObjectMapper()
+  private val Dv32Magic = Array[Byte](0x5e, 0x43, 0xf2.toByte, 0xd0.toByte)
+  private val Dv64Magic = Array[Byte](0xd1.toByte, 0xd3.toByte, 0x39, 0x64)
+
+  private def magicAt(data: Array[Byte], at: Int): Boolean =
+    data.length >= at + 4 && {
+      val m = data.slice(at, at + 4)
+      m.sameElements(Dv32Magic) || m.sameElements(Dv64Magic)
+    }
+
+  def detect(path: String, data: Array[Byte]): String =
+    if (magicAt(data, 4)) "dv"
+    else if (data.nonEmpty && data(0) == 1 && (data.length == 1 || magicAt(data, 5))) "dv-file"
+    else
+      throw new IndexFormatException(
+        path, 0, "a Paimon deletion vector or deletion file (a HASH index has no magic: pass --format hash)")
+
+  private def putDv(node: ObjectNode, dv: DeletionVector): ObjectNode = {
+    val positions = dv.positions
+    node.put("bitmap64", dv.bitmap64).put("cardinality", dv.cardinality)
+    if (positions.isEmpty) node.putNull("min_position").putNull("max_position")
+    else node.put("min_position", positions.head).put("max_position", positions.last)
+  }
+
+  def describe(path: String, format: String): String = {
+    val data = Files.readAllBytes(Paths.get(path))
+    val node = mapper.createObjectNode().put("file", path)
+    (if (format.isEmpty) detect(path, data) else format) match {
+      case "dv" =>
+        val dv = DeletionVector.deserialize(data, source = path)
+        node.put("format", "dv").put("file_size", data.length).put("index_meta_length", dv.indexMetaLength)
+        putDv(node, dv)
+      case "dv-file" =>
+        node.put("format", "dv-file").put("file_size", data.length).put("version", 1)
+        val vectors = node.putArray("vectors")
+        DeletionFile.scan(data, path).foreach { case (offset, dv) =>
+          putDv(vectors.addObject().put("offset", offset).put("length", dv.indexMetaLength), dv)
+        }
+      case "hash" =>
+        val hashes = HashIndex.decode(data, path)
+        node.put("format", "hash").put("file_size", data.length).put("count", hashes.length)
+          .put("distinct", hashes.distinct.length)
+        if (hashes.isEmpty) node.putNull("min").putNull("max") else node.put("min", hashes.min).put("max", hashes.max)
+      case other => throw new IllegalArgumentException(s"unknown format $other")
+    }
+    mapper.writeValueAsString(node)
+  }
+}

@@ -1,0 +1,117 @@
+// Spark's expression API (AbstractDataType, ExpectsInputTypes, ...) is private[sql], so the
+// expressions live under org.apache.spark.sql, as Delta's and Sedona's do.
+package org.apache.spark.sql.indexbridge
+
+import io.indexbridge.paimon.DeletionVector
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{BinaryExpression, Expression, ExpectsInputTypes, Generator, ImplicitCastInputTypes, UnaryExpression}
+import org.apache.spark.sql.catalyst.expressions.aggregate.TypedImperativeAggregate
+import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
+import org.apache.spark.sql.catalyst.trees.UnaryLike
+import org.apache.spark.sql.types._
+
+/** `ib_dv_agg(position [, bitmap64])`: the serialized Paimon deletion vector (the whole frame, as
+  * `DeletionVector.serializeToBytes` writes it) of the non-null positions of each group. The
+  * aggregation buffer is the mutable [[DeletionVector]] itself; partial buffers travel as DV
+  * frames. */
+case class DvAgg(
+    child: Expression,
+    bitmap64: Boolean,
+    mutableAggBufferOffset: Int = 0,
+    inputAggBufferOffset: Int = 0)
+    extends TypedImperativeAggregate[DeletionVector]
+    with ImplicitCastInputTypes
+    with UnaryLike[Expression] {
+
+  override def inputTypes: Seq[AbstractDataType] = Seq(LongType)
+  override def dataType: DataType = BinaryType
+  override def nullable: Boolean = false
+  override def prettyName: String = "ib_dv_agg"
+
+  override def createAggregationBuffer(): DeletionVector = DeletionVector.empty(bitmap64)
+
+  override def update(buffer: DeletionVector, input: InternalRow): DeletionVector = {
+    val position = child.eval(input)
+    if (position != null) buffer.delete(position.asInstanceOf[Long])
+    buffer
+  }
+
+  override def merge(buffer: DeletionVector, input: DeletionVector): DeletionVector = {
+    buffer.merge(input)
+    buffer
+  }
+
+  override def eval(buffer: DeletionVector): Any = buffer.serialize()
+  override def serialize(buffer: DeletionVector): Array[Byte] = buffer.serialize()
+  override def deserialize(bytes: Array[Byte]): DeletionVector =
+    DeletionVector.deserialize(bytes, source = "<ib_dv_agg buffer>", verifyCrc = false)
+
+  override def withNewMutableAggBufferOffset(offset: Int): DvAgg = copy(mutableAggBufferOffset = offset)
+  override def withNewInputAggBufferOffset(offset: Int): DvAgg = copy(inputAggBufferOffset = offset)
+  override protected def withNewChildInternal(newChild: Expression): DvAgg = copy(child = newChild)
+}
+
+/** Decodes a DV column once per distinct value in a row stream: consecutive rows usually carry
+  * the same DV (one per data file), so the last decoded frame is kept. */
+private[indexbridge] final class LastDeletionVector extends Serializable {
+  @transient private var lastBytes: Array[Byte] = _
+  @transient private var lastDv: DeletionVector = _
+
+  def apply(bytes: Array[Byte]): DeletionVector = {
+    if (lastBytes == null || !java.util.Arrays.equals(lastBytes, bytes)) {
+      lastDv = DeletionVector.deserialize(bytes, source = "<deletion vector column>")
+      lastBytes = bytes
+    }
+    lastDv
+  }
+}
+
+/** `ib_dv_cardinality(dv)`: the number of deleted positions of a serialized DV. */
+case class DvCardinality(child: Expression) extends UnaryExpression with ExpectsInputTypes with CodegenFallback {
+  private val decode = new LastDeletionVector
+  override def inputTypes: Seq[AbstractDataType] = Seq(BinaryType)
+  override def dataType: DataType = LongType
+  override def prettyName: String = "ib_dv_cardinality"
+  override protected def nullSafeEval(dv: Any): Any = decode(dv.asInstanceOf[Array[Byte]]).cardinality
+  override protected def withNewChildInternal(newChild: Expression): DvCardinality = copy(child = newChild)
+}
+
+/** `ib_dv_contains(dv, position)`: whether the position is deleted (Paimon's `isDeleted`). */
+case class DvContains(left: Expression, right: Expression)
+    extends BinaryExpression
+    with ImplicitCastInputTypes
+    with CodegenFallback {
+  private val decode = new LastDeletionVector
+  override def inputTypes: Seq[AbstractDataType] = Seq(BinaryType, LongType)
+  override def dataType: DataType = BooleanType
+  override def prettyName: String = "ib_dv_contains"
+  override protected def nullSafeEval(dv: Any, position: Any): Any =
+    decode(dv.asInstanceOf[Array[Byte]]).isDeleted(position.asInstanceOf[Long])
+  override protected def withNewChildrenInternal(newLeft: Expression, newRight: Expression): DvContains =
+    copy(left = newLeft, right = newRight)
+}
+
+/** `ib_dv_positions(dv)`: a generator with one row `pos` per deleted position, ascending. */
+case class DvPositions(child: Expression)
+    extends Generator
+    with ExpectsInputTypes
+    with CodegenFallback
+    with UnaryLike[Expression] {
+  override def inputTypes: Seq[AbstractDataType] = Seq(BinaryType)
+  override def elementSchema: StructType = StructType(Seq(StructField("pos", LongType, nullable = false)))
+  override def prettyName: String = "ib_dv_positions"
+
+  override def eval(input: InternalRow): IterableOnce[InternalRow] = {
+    val dv = child.eval(input)
+    if (dv == null) Iterator.empty
+    else {
+      DeletionVector
+        .deserialize(dv.asInstanceOf[Array[Byte]], source = "<ib_dv_positions input>")
+        .positions
+        .iterator
+        .map(p => InternalRow(p))
+    }
+  }
+
+  override protected def withNewChildInternal(newChild: Expression): DvPositions = copy(child = newChild)
+}
