@@ -7,6 +7,7 @@ data stays in the JVM or moves as Arrow batches.
 from __future__ import annotations
 
 import functools
+import subprocess
 from pathlib import Path
 
 JAR = Path(__file__).resolve().parent / "jars" / "indexbridge.jar"
@@ -28,7 +29,8 @@ def _gateway():
     from pyspark.java_gateway import launch_gateway
 
     conf = SparkConf().set("spark.driver.extraClassPath", str(jar_path()))
-    return launch_gateway(conf=conf)
+    # The JVM's own chatter (log4j defaults, warnings) would mix with the CLI's output.
+    return launch_gateway(conf=conf, popen_kwargs={"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL})
 
 
 def jvm():

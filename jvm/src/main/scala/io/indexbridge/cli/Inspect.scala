@@ -36,7 +36,9 @@ object Inspect {
   }
 
   def describe(path: String, format: String): String = {
-    val data = Files.readAllBytes(Paths.get(path))
+    val data =
+      try Files.readAllBytes(Paths.get(path))
+      catch { case e: java.io.IOException => throw new java.io.IOException(s"$path: cannot read (${e.getClass.getSimpleName})") }
     val node = mapper.createObjectNode().put("file", path)
     (if (format.isEmpty) detect(path, data) else format) match {
       case "dv" =>
