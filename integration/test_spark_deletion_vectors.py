@@ -107,8 +107,8 @@ def test_read_deletion_files_matches_python_reader(spark, tmp_path: Path):
     rows = _deletes(4, files=4, per_file=100)
     dvs = ibf.build_deletion_vectors(spark.createDataFrame(rows, "bucket int, file string, pos long"))
     directory = tmp_path / "index"
-    manifest = ibf.write_deletion_files(dvs, str(directory), target_size=1000).collect()
-    assert len({r["index_file"] for r in manifest}) > 1, "rolling at 1000 bytes must start several files"
+    manifest = ibf.write_deletion_files(dvs, str(directory), target_size=300).collect()
+    assert len({r["index_file"] for r in manifest}) > 1, "rolling at 300 bytes must start several files"
     expected = _by_file(rows)
     for r in manifest:
         from indexbridge.paimon.dv import DeletionVectorRange

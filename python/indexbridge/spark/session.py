@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from pyspark.sql import SparkSession
@@ -35,6 +36,8 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
     master = options.get("spark.master", "local[*]")
     if master.startswith("local"):
-        builder.config("spark.pyspark.python", sys.executable)
-        builder.config("spark.pyspark.driver.python", sys.executable)
+        # PySpark takes the workers' interpreter from PYSPARK_PYTHON when the SparkContext starts
+        # (the spark.pyspark.python setting only reaches spark-submit); a user's choice is kept.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        builder.config("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
     return builder
