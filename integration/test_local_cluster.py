@@ -15,7 +15,6 @@ SCRIPT = textwrap.dedent(
 
     builder = SparkSession.builder.master("local-cluster[2,1,1024]").appName("indexbridge-local-cluster")
     spark = configure(builder).config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4").getOrCreate()
-    executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
     rows = spark.range(40000).select((F.col("id") % 5).cast("string").alias("file"), (F.col("id") * 3).alias("pos"), "id")
     deletes = rows.filter(F.col("id") % 11 == 0)
     dvs = ibf.build_deletion_vectors(deletes).cache()
@@ -25,6 +24,7 @@ SCRIPT = textwrap.dedent(
         assert frame == DeletionVector.from_positions(expected).serialize(), file
     kept = ibf.apply_deletion_vectors(rows, dvs)
     assert kept.count() == 40000 - deletes.count()
+    executors = spark.sparkContext._jsc.sc().getExecutorIds().size()  # after the jobs: all registered
     hashes = rows.select(ibf.key_hash("id").alias("h")).agg(F.countDistinct("h")).first()[0]
     print(f"executors={executors} kept={kept.count()} hashes={hashes}")
     spark.stop()

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
 
+import pyspark
 import pytest
 
 from indexbridge.jvm import jar_path
@@ -28,6 +30,8 @@ def test_scala_job_writes_deletion_files_python_reads(tmp_path: Path, bitmap64: 
             str(tmp_path), str(rows), str(bitmap64).lower(),
         ],
         capture_output=True, text=True, timeout=600,
+        # spark-submit locates Spark through SPARK_HOME (its own lookup runs the system Python)
+        env={**os.environ, "SPARK_HOME": str(Path(pyspark.__file__).parent)},
     )
     assert result.returncode == 0, result.stderr[-4000:]
     assert "indexbridge DeletionVectorsJob" in result.stdout

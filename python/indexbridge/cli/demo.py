@@ -34,7 +34,7 @@ def run(args) -> int:
     started = time.perf_counter()
     work = Path(args.workdir or tempfile.mkdtemp(prefix="indexbridge-demo-")).resolve()
     builder = SparkSession.builder.master(args.master).appName("indexbridge-demo")
-    spark = configure(builder).config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "8").getOrCreate()
+    spark = configure(builder).config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "8").config("spark.ui.showConsoleProgress", "false").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     checks: list[tuple[str, bool]] = []
 
@@ -56,8 +56,12 @@ def run(args) -> int:
         .partitionBy("bucket")
         .parquet(str(table))
     )
+    # Data files are named by their bucket directory and file name, as Paimon's are unique per
+    # table (Spark reuses part-file names across partition directories).
     data = spark.read.parquet(str(table)).select(
-        "*", F.col("_metadata.file_name").alias("file"), F.col("_metadata.row_index").alias("pos")
+        "*",
+        F.concat(F.lit("bucket="), F.col("bucket"), F.lit("/"), F.col("_metadata.file_name")).alias("file"),
+        F.col("_metadata.row_index").alias("pos"),
     ).cache()
     n_rows = data.count()
     n_files = data.select("file").distinct().count()
@@ -75,8 +79,8 @@ def run(args) -> int:
         cardinality = dvs.agg(F.sum(ibf.dv_cardinality("dv"))).first()[0]
         directory = work / "index" / f"dv{64 if bitmap64 else 32}"
         ranges = ibf.write_deletion_files(dvs, str(directory), group_cols=["bucket"]).cache()
-        n_index_files, n_bytes = _bytes_under(directory)
         ranges.write.mode("overwrite").json(str(work / "manifest" / f"dv{64 if bitmap64 else 32}"))
+        n_index_files, n_bytes = _bytes_under(directory)
 
         back = ibf.read_deletion_files(ranges, str(directory)).withColumnRenamed("data_file", "file")
         same_positions = (

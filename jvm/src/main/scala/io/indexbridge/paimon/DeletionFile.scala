@@ -94,6 +94,7 @@ object DeletionFile {
     val files = encode(dvs, targetSize, hashMapOrder).zipWithIndex.map { case ((bytes, ranges), n) =>
       (directory.resolve(fileName(n)), bytes, ranges)
     }
+    Files.createDirectories(directory)
     val created = ArrayBuffer.empty[Path]
     try {
       val temporaries = files.map { case (target, bytes, _) =>
