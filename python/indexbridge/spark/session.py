@@ -10,6 +10,7 @@ from pyspark.sql import SparkSession
 from indexbridge.jvm import jar_path
 
 EXTENSIONS = "io.indexbridge.spark.IndexBridgeExtensions"
+OBJECT_AGGREGATE_GROUPS = 65536
 
 
 def _append(current: str | None, value: str, sep: str) -> str:
@@ -25,6 +26,7 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     * ships the jar to the executors (`spark.jars`) and puts it on the driver classpath;
     * registers the `ib_` SQL functions (`spark.sql.extensions`);
     * enables Arrow for the Python kernels;
+    * lets `ib_dv_agg` keep up to 65536 files' DVs per task in the hash aggregate;
     * for local masters (`local`, `local[N]`, `local-cluster[...]`), makes the Python workers run
       this interpreter, which has pyarrow and pyroaring (otherwise they start the system Python).
     """
@@ -34,6 +36,11 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     builder.config("spark.driver.extraClassPath", _append(options.get("spark.driver.extraClassPath"), jar, ":"))
     builder.config("spark.sql.extensions", _append(options.get("spark.sql.extensions"), EXTENSIONS, ","))
     builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
+    # ib_dv_agg keeps one DV per group in Spark's object hash aggregate, which falls back to
+    # sorting every row once a task sees more than 128 groups (files); DVs are small, so allow
+    # many more groups before that (measured: 4x faster over 1000 files). A user's value is kept.
+    if "spark.sql.objectHashAggregate.sortBased.fallbackThreshold" not in options:
+        builder.config("spark.sql.objectHashAggregate.sortBased.fallbackThreshold", str(OBJECT_AGGREGATE_GROUPS))
     master = options.get("spark.master", "local[*]")
     if master.startswith("local"):
         # PySpark takes the workers' interpreter from PYSPARK_PYTHON when the SparkContext starts

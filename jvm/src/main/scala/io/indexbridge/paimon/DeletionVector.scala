@@ -51,6 +51,25 @@ final class DeletionVector private (
     optimized = false
   }
 
+  /** Bulk [[delete]]: each run of positions sharing a 32-bit key goes to its bitmap in one
+    * `addN`, which is as fast as building a RoaringBitmap from an int array. */
+  def deleteAll(positions: Array[Long]): Unit = {
+    val lows = new Array[Int](positions.length)
+    var i = 0
+    while (i < positions.length) {
+      val key = positions(i) >>> 32
+      var n = 0
+      while (i < positions.length && (positions(i) >>> 32) == key) {
+        checkPosition(positions(i))
+        lows(n) = positions(i).toInt
+        n += 1
+        i += 1
+      }
+      bitmapAt(key.toInt).addN(lows, 0, n)
+    }
+    optimized = false
+  }
+
   def isDeleted(position: Long): Boolean = {
     checkPosition(position)
     val i = indexOf((position >>> 32).toInt)
@@ -226,7 +245,7 @@ object DeletionVector {
 
   def fromPositions(positions: Array[Long], bitmap64: Boolean): DeletionVector = {
     val dv = empty(bitmap64)
-    positions.foreach(dv.delete)
+    dv.deleteAll(positions)
     dv
   }
 
