@@ -502,3 +502,10 @@ def test_compute_if_absent_order_matches_the_bitmap_index_vectors(vectors_dir: P
             assert hashmap_compute_if_absent_order(calls, hash_code) == expected, path.name
         checked += 1
     assert checked >= 20
+
+
+def test_positions_as_arrow_int64():
+    dv = DeletionVector.from_positions([7, 3, (1 << 40) + 1], bitmap64=True)
+    arrow = dv.to_arrow()
+    assert str(arrow.type) == "int64"
+    assert arrow.to_pylist() == [3, 7, (1 << 40) + 1]

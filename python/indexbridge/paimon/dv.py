@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 from pyroaring import BitMap
 
 from indexbridge.bytes import ByteReader
@@ -195,6 +196,10 @@ class DeletionVector:
                 out[start:end] |= np.uint64(key << 32)
             start = end
         return out
+
+    def to_arrow(self) -> pa.Int64Array:
+        """The deleted positions, sorted, as an Arrow int64 array (Spark's ``bigint``)."""
+        return pa.array(self.positions().view(np.int64))
 
     def merge(self, other: DeletionVector) -> None:
         """Union ``other`` into this DV; only DVs of the same width can be merged."""

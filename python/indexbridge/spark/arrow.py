@@ -116,11 +116,9 @@ def read_deletion_files_kernel(directory: str):
                     )
                 ]
                 for data_file, dv in read_deletion_vectors(root / index_file, ranges).items():
-                    positions = dv.positions().astype(np.int64, copy=False)
-                    yield pa.RecordBatch.from_arrays(
-                        [pa.array(np.full(len(positions), data_file, dtype=object), pa.string()), pa.array(positions)],
-                        schema=DELETED_POSITIONS,
-                    )
+                    positions = dv.to_arrow()
+                    names = pa.DictionaryArray.from_arrays(pa.array(np.zeros(len(positions), np.int32)), pa.array([data_file]))
+                    yield pa.RecordBatch.from_arrays([names.cast(pa.string()), positions], schema=DELETED_POSITIONS)
 
     return kernel
 
