@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -36,3 +37,22 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             pytest.fail(f"golden vectors not found: {manifest} (set INDEXBRIDGE_VECTORS)", pytrace=False)
         cases = [c for c in json.loads(manifest.read_text())["cases"] if c["format"] in PAIMON_TABLE_FORMATS]
         metafunc.parametrize("paimon_table_case", cases, ids=[c["case"] for c in cases])
+
+
+CPU_SECONDS_PER_TEST = 120
+
+
+@pytest.fixture
+def cpu_deadline():
+    """Fails a test that spends more than ``CPU_SECONDS_PER_TEST`` of CPU time: a guard against
+    decoders that loop forever on malformed input. It counts this process's CPU time, not wall
+    time, so a busy machine does not trip it; it is not a speed assertion."""
+
+    def expired(signum, frame):
+        raise TimeoutError(f"more than {CPU_SECONDS_PER_TEST} s of CPU time: a decoder is looping")
+
+    previous = signal.signal(signal.SIGPROF, expired)
+    signal.setitimer(signal.ITIMER_PROF, CPU_SECONDS_PER_TEST)
+    yield
+    signal.setitimer(signal.ITIMER_PROF, 0)
+    signal.signal(signal.SIGPROF, previous)
