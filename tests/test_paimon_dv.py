@@ -15,7 +15,6 @@ from pyroaring import BitMap
 from indexbridge.bytes import ByteReader
 from indexbridge.errors import IndexFormatError
 from indexbridge.paimon import dv as dv_module
-from indexbridge.paimon.bucket import murmur_hash_bytes
 from indexbridge.paimon.dv import (
     MAX_POSITION_32,
     MAX_POSITION_64,
@@ -27,12 +26,6 @@ from indexbridge.paimon.dv import (
     read_deletion_vectors,
     scan_deletion_file,
     write_deletion_files,
-)
-from indexbridge.paimon.javaorder import (
-    hashmap_compute_if_absent_order,
-    hashmap_put_order,
-    java_string_hash,
-    to_java_int,
 )
 from indexbridge.roaring import read_roaring32, serialize32
 
@@ -423,45 +416,7 @@ def test_reader_checks_version_and_manifest(vectors_dir: Path):
 
 
 # ---------------------------------------------------------------------------------------------
-# Java HashMap order (spec App. B)
-
-
-def test_java_string_hash(vectors_dir: Path):
-    items = json.loads((vectors_dir / "paimon/hashes/hash_functions.json").read_text())["java_string_hash_code"]
-    assert items and all(java_string_hash(i["string"]) == i["hash_code"] for i in items)
-    assert java_string_hash("") == 0 and java_string_hash("a") == 97
-    assert java_string_hash("\U0001f600") == 31 * 0xD83D + 0xDE00  # UTF-16 surrogate pair
-    assert java_string_hash("polygenelubricants") == -(2**31)
-
-
-def identity(k: int) -> int:
-    return k
-
-
-def test_put_appends_and_compute_if_absent_prepends_within_a_bucket():
-    assert hashmap_put_order([17, 1, 33, 2], identity) == [17, 1, 33, 2]
-    assert hashmap_compute_if_absent_order([17, 1, 33, 2], identity) == [33, 1, 17, 2]
-    assert hashmap_put_order([5, 5, 3], identity) == [3, 5]
-    # bucket(h) = (h ^ h >>> 16) & 15: 0x10000 spreads to bucket 1
-    assert hashmap_put_order([0x10000, 0], identity) == [0, 0x10000]
-
-
-def test_resize_after_threshold_and_compute_if_absent_lags_one_call():
-    keys = [16, 0] + list(range(1, 12))  # 13 keys: the 13th put exceeds threshold 12
-    assert hashmap_put_order(keys, identity) == list(range(0, 12)) + [16]  # capacity 32
-    cia = hashmap_compute_if_absent_order(keys, identity)
-    assert cia == [0, 16] + list(range(1, 12))  # still capacity 16: 0 and 16 share bucket 0
-    assert hashmap_compute_if_absent_order(keys + [3], identity) == list(range(0, 12)) + [16]
-
-
-def test_long_chains_resize_then_treeify():
-    zero = lambda k: 0  # noqa: E731
-    assert hashmap_put_order(range(10), zero) == list(range(10))  # resized to 32, then 64
-    with pytest.raises(NotImplementedError, match="red-black tree"):
-        hashmap_put_order(range(11), zero)
-    assert hashmap_compute_if_absent_order(range(9), zero) == list(range(8, -1, -1))
-    with pytest.raises(NotImplementedError, match="App. B.4"):
-        hashmap_compute_if_absent_order(range(10), zero)
+# Deletion file order: Java HashMap order (spec App. B; the model is tested in test_javaorder.py)
 
 
 def test_deletion_file_order_matches_vectors(vectors_dir: Path):
@@ -469,39 +424,6 @@ def test_deletion_file_order_matches_vectors(vectors_dir: Path):
         case = json.loads(path.read_text())
         if case["input_map"].startswith("java.util.HashMap"):
             assert deletion_file_order(case["data_files"]) == case["input_iteration_order"], path.name
-
-
-def _java_hash_code(sql: str):
-    if sql == "BIGINT":
-        return lambda v: to_java_int(v ^ ((v & (2**64 - 1)) >> 32))
-    if sql == "BOOLEAN":
-        return lambda v: 1231 if v else 1237
-    if sql.startswith(("STRING", "CHAR", "VARCHAR")):
-        return lambda v: murmur_hash_bytes(v.encode())  # BinaryString.hashCode
-    if sql in ("INT", "TINYINT", "SMALLINT", "DATE", "TIME(0)"):
-        return identity
-    return None
-
-
-def test_compute_if_absent_order_matches_the_bitmap_index_vectors(vectors_dir: Path):
-    """The bitmap writer's ``computeIfAbsent`` replay (App. B.2) reproduces every vector's order."""
-    checked = 0
-    for path in sorted((vectors_dir / "paimon/bitmap").glob("*.json")):
-        case = json.loads(path.read_text())
-        sql = case["type"]["sql"]
-        hash_code = _java_hash_code(sql)
-        if hash_code is None:
-            continue
-        convert = int if sql == "BIGINT" else (lambda v: v)
-        calls = [convert(v) for v in case["values"] if v is not None]
-        expected = [convert(v) for v in case["hashmap_iteration_order"]]
-        if "hash_collisions" in case["case"]:
-            with pytest.raises(NotImplementedError):
-                hashmap_compute_if_absent_order(calls, hash_code)
-        else:
-            assert hashmap_compute_if_absent_order(calls, hash_code) == expected, path.name
-        checked += 1
-    assert checked >= 20
 
 
 def test_positions_as_arrow_int64():

@@ -60,7 +60,7 @@ from pyroaring import BitMap
 
 from indexbridge.bytes import ByteReader
 from indexbridge.errors import IndexFormatError
-from indexbridge.paimon.javaorder import hashmap_put_order, java_string_hash
+from indexbridge.paimon.javaorder import hashmap_put_order, java_string_compare, java_string_hash
 from indexbridge.roaring import read_roaring32, serialize32
 from indexbridge.storage import write_atomically
 
@@ -371,7 +371,7 @@ DeletionVectors = Mapping[str, DeletionVector] | Sequence[tuple[str, DeletionVec
 
 def deletion_file_order(data_files: Iterable[str]) -> list[str]:
     """``java.util.HashMap`` iteration order after ``put`` of each name, as in ``BucketedDvMaintainer``."""
-    return hashmap_put_order(data_files, java_string_hash)
+    return hashmap_put_order(data_files, java_string_hash, java_string_compare)
 
 
 def encode_deletion_files(

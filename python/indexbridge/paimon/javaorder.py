@@ -1,38 +1,54 @@
-"""Java ``HashMap`` iteration order, for writers that serialize a HashMap (spec App. B.1).
+"""Java ``HashMap`` iteration order, for writers that serialize a HashMap (spec App. B).
 
 Paimon writes some structures in the iteration order of a ``java.util.HashMap`` (deletion
 files, bitmap index entries, file index containers). Byte-exact writers must reproduce that
-order, so this module models the JDK 8+ implementation for insertion-only workloads:
+order, so this module re-expresses JDK 17's HashMap (the same since JDK 8) for insertion-only
+workloads, keys only. It is hand-written because the order is an implementation detail that no
+library exposes::
 
-* The table is allocated lazily with 16 buckets; ``threshold = 0.75 * capacity``.
-* ``bucket(h) = (h ^ (h >>> 16)) & (capacity - 1)`` for the key's 32-bit ``hashCode`` ``h``.
-* Iteration visits buckets ``0 .. capacity-1`` and each bucket's chain in chain order.
-* A resize doubles the capacity and splits every chain, keeping the relative order.
-* ``put`` appends a new key to its chain, resizes when the chain would need treeifying
-  (chain length reaches 9) at capacity < 64, then resizes when ``size > threshold``.
-* ``computeIfAbsent`` first resizes when ``size > threshold`` (or allocates), even for a
-  present key, then inserts a new key at the head of its chain; a chain that already held 7
-  nodes triggers a resize at capacity < 64.
+    table    capacity buckets, allocated with 16 on first use, doubling; threshold = 0.75 * capacity
+    hash     h ^ (h >>> 16), h = the key's 32-bit hashCode; bucket = hash & (capacity - 1)
+    order    buckets 0 .. capacity-1, each bin along its ``next`` links
+    resize   a plain chain splits into "stays" and "moves by +old capacity", keeping its order
 
-Because splits keep the relative order, a chain is always in insertion order (``put``) or
-reverse insertion order (``computeIfAbsent``), and the final order is a sort by
-``(bucket at the final capacity, ±insertion index)``. A bin that Java would convert to a
-red-black tree (capacity >= 64) reorders its nodes (App. B.4); that is not modelled and raises
-``NotImplementedError``.
+    put              a new key is appended to its chain; a chain of now > 8 keys: treeifyBin;
+                     then size += 1 and resize if size > threshold
+    computeIfAbsent  first resize if size > threshold (or allocate), even for a present key;
+                     a new key goes to the head of its chain; a chain that held >= 7 keys:
+                     treeifyBin
+    treeifyBin       capacity < 64: resize instead; else the chain becomes a tree bin
 
-Keys are compared with Python equality, so pass keys whose ``==`` matches Java's ``equals``.
+A tree bin (App. B.4) is a red-black tree ordered by (hash as a signed int, then the keys'
+``compareTo`` for equal hashes) whose nodes keep the ``next`` chain that iteration follows::
+
+    treeify      insert the chain's nodes in chain order (balanceInsertion), then move the
+                 root to the front of the chain (moveRootToFront)
+    putTreeVal   the new node is linked into the chain right after its tree parent; the tree
+                 is rebalanced and its (possibly new) root moved to the front
+    resize       split into lo/hi lists in chain order; a list of <= 6 keys becomes a plain
+                 chain again, a longer one is re-treeified unless the other list is empty
+
+``compare(a, b)`` is Java's ``compareTo`` when the key class is "comparable for itself" (String,
+Integer, Long, Float, Double, Paimon's BinaryString; see the ``*_compare`` functions), ``None``
+otherwise. Java breaks the remaining ties in a tree (equal hashes and no, or a zero,
+``compareTo``) with ``System.identityHashCode``, which cannot be reproduced, so the model raises
+``ValueError`` there instead of guessing.
+
+Keys are told apart with Python equality (a dict), so pass keys whose ``==`` matches Java's
+``equals`` (e.g. not ``0.0`` and ``-0.0`` as floats, which Java's Double keeps apart).
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import math
 from collections.abc import Callable, Hashable, Iterable
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
 _INITIAL_CAPACITY = 16
 _TREEIFY_THRESHOLD = 8
+_UNTREEIFY_THRESHOLD = 6
 _MIN_TREEIFY_CAPACITY = 64
 _MASK32 = 0xFFFFFFFF
 
@@ -52,82 +68,441 @@ def java_string_hash(s: str) -> int:
     return to_java_int(h)
 
 
-class _HashMapModel:
-    """Capacity, per-bucket chain lengths and insertion order of an insertion-only HashMap."""
+# ---------------------------------------------------------------------------------------------
+# compareTo of the key classes Paimon puts in HashMaps. HashMap only uses the sign.
 
-    def __init__(self, hash_code: Callable[[K], int]):
+
+def java_string_compare(a: str, b: str) -> int:
+    """Sign of ``String.compareTo``: UTF-16 code units, then length.
+
+    Python compares code points, which differs when a supplementary character (a surrogate
+    pair, units D800..DFFF) meets one in U+E000..U+FFFF; big-endian UTF-16 bytes order exactly
+    as the code units.
+    """
+    if a == b:
+        return 0
+    return -1 if a.encode("utf-16-be", "surrogatepass") < b.encode("utf-16-be", "surrogatepass") else 1
+
+
+def java_number_compare(a: int | float, b: int | float) -> int:
+    """Sign of ``Byte/Short/Integer/Long.compare``, or of ``Float.compare``/``Double.compare``
+    for floats: numeric order, except ``-0.0 < 0.0`` and NaN equal to itself and above +inf."""
+    if a < b:
+        return -1
+    if a > b:
+        return 1
+    if isinstance(a, float) or isinstance(b, float):
+        a_nan, b_nan = a != a, b != b  # noqa: PLR0124 (NaN test)
+        if a_nan or b_nan:
+            return a_nan - b_nan
+        # numerically equal: only 0.0 and -0.0 still differ, by their sign bit
+        return (math.copysign(1.0, a) > 0) - (math.copysign(1.0, b) > 0)
+    return 0
+
+
+def binary_string_compare(a: str | bytes, b: str | bytes) -> int:
+    """Sign of Paimon's ``BinaryString.compareTo``: the UTF-8 bytes unsigned, then length.
+
+    Takes both keys as UTF-8 ``bytes`` or both as ``str``: UTF-8 preserves code point order, so
+    comparing the strings themselves gives the same answer without encoding them.
+    """
+    return (a > b) - (a < b)
+
+
+# ---------------------------------------------------------------------------------------------
+# The model
+
+
+class _TreeNode:
+    """``HashMap.TreeNode`` without the value: red-black links plus the iteration chain."""
+
+    __slots__ = ("key", "hash", "parent", "left", "right", "prev", "next", "red")
+
+    def __init__(self, key: Hashable, hash_: int):
+        self.key = key
+        self.hash = hash_
+        self.parent: _TreeNode | None = None
+        self.left: _TreeNode | None = None
+        self.right: _TreeNode | None = None
+        self.prev: _TreeNode | None = None
+        self.next: _TreeNode | None = None
+        self.red = False
+
+
+class JavaHashMapOrder(Generic[K]):
+    """A default-constructed ``java.util.HashMap`` reduced to what decides its iteration order.
+
+    Each table entry (bin) is None, a list of keys in chain order (a plain chain), or the first
+    ``_TreeNode`` of a tree bin, which is always the tree's root.
+    """
+
+    def __init__(self, hash_code: Callable[[K], int], compare: Callable[[K, K], int] | None = None):
         self._hash_code = hash_code
-        self._capacity = 0
-        self._threshold = 0
-        self._spread: dict[K, int] = {}  # key -> spread hash, in insertion order
-        self._chain_lengths: Counter[int] = Counter()
+        self._compare = compare
+        self._table: list = []
+        self._threshold = -1  # so that the first computeIfAbsent allocates the table
+        self._spread: dict[K, int] = {}  # key -> spread hash as a signed int, one per entry
+        self.treeified = 0  # bins made trees (also re-treeified on resize), for tests
+        self.untreeified = 0  # tree bins turned back into chains on resize
 
-    def _resize(self) -> None:
-        self._capacity = self._capacity * 2 if self._capacity else _INITIAL_CAPACITY
-        self._threshold = self._capacity * 3 // 4
-        mask = self._capacity - 1
-        self._chain_lengths = Counter(h & mask for h in self._spread.values())
-
-    def _treeify_bin(self, key: K) -> None:
-        if self._capacity < _MIN_TREEIFY_CAPACITY:
-            self._resize()
-            return
-        raise NotImplementedError(
-            f"java.util.HashMap would convert the bin of key {key!r} (capacity {self._capacity}) "
-            "to a red-black tree; tree-bin iteration order is not emulated (spec App. B.4)"
-        )
-
-    def _insert(self, key: K) -> int:
-        """Insert a new key; returns the length of its chain before the insertion."""
-        h = self._hash_code(key) & _MASK32
-        h ^= h >> 16
-        self._spread[key] = h
-        bucket = h & (self._capacity - 1)
-        before = self._chain_lengths[bucket]
-        self._chain_lengths[bucket] = before + 1
-        return before
+    # -- the calls ------------------------------------------------------------------------------
 
     def put(self, key: K) -> None:
-        if not self._capacity:
+        """``map.put(key, value)`` (also ``putIfAbsent``)."""
+        if not self._table:
             self._resize()
         if key in self._spread:
             return
-        if self._insert(key) >= _TREEIFY_THRESHOLD:
-            self._treeify_bin(key)
+        h = self._add(key)
+        table = self._table
+        i = h & (len(table) - 1)
+        bin_ = table[i]
+        if bin_ is None:
+            table[i] = [key]
+        elif bin_.__class__ is list:
+            bin_.append(key)
+            if len(bin_) > _TREEIFY_THRESHOLD:
+                self._treeify_bin(i)
+        else:
+            self._put_tree_val(bin_, key, h)
         if len(self._spread) > self._threshold:
             self._resize()
 
     def compute_if_absent(self, key: K) -> None:
-        if not self._capacity or len(self._spread) > self._threshold:
+        """``map.computeIfAbsent(key, f)`` with an ``f`` that never returns None."""
+        if len(self._spread) > self._threshold:
             self._resize()
-        if key in self._spread:
+        if key not in self._spread:
+            self._insert_first(key)
+
+    def put_each(self, keys: Iterable[K]) -> None:
+        """``put`` of each key in turn (unlike ``putAll``, which presizes an empty map)."""
+        for key in keys:
+            self.put(key)
+
+    def compute_if_absent_each(self, calls: Iterable[K]) -> None:
+        """``compute_if_absent`` of each key in turn; the hot loop of the bitmap writer."""
+        spread = self._spread
+        insert_first = self._insert_first
+        threshold = self._threshold
+        for key in calls:
+            if len(spread) > threshold:
+                self._resize()
+                threshold = self._threshold
+            if key not in spread:
+                insert_first(key)
+                threshold = self._threshold  # treeifyBin may have resized
+
+    def keys(self) -> list[K]:
+        """The keys in the order the HashMap iterates them."""
+        out: list[K] = []
+        for bin_ in self._table:
+            if bin_ is None:
+                continue
+            if bin_.__class__ is list:
+                out.extend(bin_)
+            else:
+                node = bin_
+                while node is not None:
+                    out.append(node.key)
+                    node = node.next
+        return out
+
+    # -- chains ---------------------------------------------------------------------------------
+
+    def _add(self, key: K) -> int:
+        """Records a new key; returns its spread hash ``h ^ (h >>> 16)`` as a signed int."""
+        h = self._hash_code(key) & _MASK32
+        h ^= h >> 16
+        if h & 0x80000000:
+            h -= 1 << 32
+        self._spread[key] = h
+        return h
+
+    def _insert_first(self, key: K) -> None:
+        h = self._add(key)
+        table = self._table
+        i = h & (len(table) - 1)
+        bin_ = table[i]
+        if bin_ is None:
+            table[i] = [key]
+        elif bin_.__class__ is list:
+            bin_.insert(0, key)
+            if len(bin_) > _TREEIFY_THRESHOLD - 1:
+                self._treeify_bin(i)
+        else:
+            self._put_tree_val(bin_, key, h)
+
+    def _resize(self) -> None:
+        old = self._table
+        old_cap = len(old)
+        if not old_cap:
+            self._table = [None] * _INITIAL_CAPACITY
+            self._threshold = _INITIAL_CAPACITY * 3 // 4
             return
-        if self._insert(key) >= _TREEIFY_THRESHOLD - 1:
-            self._treeify_bin(key)
+        mask = 2 * old_cap - 1
+        table: list = [None] * (2 * old_cap)
+        spread = self._spread
+        for j, bin_ in enumerate(old):
+            if bin_ is None:
+                continue
+            if bin_.__class__ is not list:
+                self._split(table, bin_, j, old_cap)
+            elif len(bin_) == 1:
+                table[spread[bin_[0]] & mask] = bin_
+            else:
+                lo = [k for k in bin_ if not spread[k] & old_cap]
+                if len(lo) == len(bin_):
+                    table[j] = bin_
+                elif not lo:
+                    table[j + old_cap] = bin_
+                else:
+                    table[j] = lo
+                    table[j + old_cap] = [k for k in bin_ if spread[k] & old_cap]
+        self._table = table
+        self._threshold *= 2
 
-    def iteration_order(self, newest_first: bool) -> list[K]:
-        mask = self._capacity - 1
-        sign = -1 if newest_first else 1
-        entries = [(h & mask, sign * i, key) for i, (key, h) in enumerate(self._spread.items())]
-        entries.sort(key=lambda e: (e[0], e[1]))
-        return [key for _, _, key in entries]
+    # -- tree bins ------------------------------------------------------------------------------
+
+    def _treeify_bin(self, i: int) -> None:
+        """Below capacity 64 a long chain only makes the table grow; above, it becomes a tree."""
+        if len(self._table) < _MIN_TREEIFY_CAPACITY:
+            self._resize()
+            return
+        spread = self._spread
+        head = tail = None
+        for key in self._table[i]:
+            node = _TreeNode(key, spread[key])
+            if tail is None:
+                head = node
+            else:
+                node.prev = tail
+                tail.next = node
+            tail = node
+        self._table[i] = head
+        self._treeify(self._table, head)
+
+    def _direction(self, key: K, h: int, p: _TreeNode) -> int:
+        """The side of tree node ``p`` that ``key`` goes to (``<= 0``: left)."""
+        if p.hash > h:
+            return -1
+        if p.hash < h:
+            return 1
+        if self._compare is not None:
+            d = self._compare(key, p.key)
+            if d:
+                return d
+        raise ValueError(
+            f"java.util.HashMap orders the keys {key!r} and {p.key!r} (equal hash, "
+            + ("no compare" if self._compare is None else "compare 0")
+            + ") in a tree bin by System.identityHashCode, which cannot be reproduced; "
+            "pass the keys' compareTo as compare"
+        )
+
+    def _treeify(self, table: list, head: _TreeNode) -> None:
+        """Builds a red-black tree over the chain starting at ``head`` (already in ``table``)."""
+        self.treeified += 1
+        root = None
+        x = head
+        while x is not None:
+            following = x.next
+            x.left = x.right = None
+            if root is None:
+                x.parent = None
+                x.red = False
+                root = x
+            else:
+                p = root
+                while True:
+                    d = self._direction(x.key, x.hash, p)
+                    child = p.left if d <= 0 else p.right
+                    if child is None:
+                        x.parent = p
+                        if d <= 0:
+                            p.left = x
+                        else:
+                            p.right = x
+                        root = _balance_insertion(root, x)
+                        break
+                    p = child
+            x = following
+        _move_root_to_front(table, root)
+
+    def _put_tree_val(self, first: _TreeNode, key: K, h: int) -> None:
+        """Inserts a key known to be new into a tree bin (``putTreeVal``; its search for an
+        existing key cannot succeed, so only the descent and the linking matter)."""
+        root = first
+        while root.parent is not None:
+            root = root.parent
+        p = root
+        while True:
+            d = self._direction(key, h, p)
+            xp = p
+            p = p.left if d <= 0 else p.right
+            if p is None:
+                x = _TreeNode(key, h)
+                xpn = xp.next
+                x.next = xpn
+                if d <= 0:
+                    xp.left = x
+                else:
+                    xp.right = x
+                xp.next = x
+                x.parent = x.prev = xp
+                if xpn is not None:
+                    xpn.prev = x
+                _move_root_to_front(self._table, _balance_insertion(root, x))
+                return
+
+    def _split(self, table: list, first: _TreeNode, index: int, bit: int) -> None:
+        """Relinks a tree bin into lo/hi lists on resize; short lists become chains again."""
+        lo: list[_TreeNode] = []
+        hi: list[_TreeNode] = []
+        e = first
+        while e is not None:
+            (hi if e.hash & bit else lo).append(e)
+            e = e.next
+        for part, other, at in ((lo, hi, index), (hi, lo, index + bit)):
+            if not part:
+                continue
+            if len(part) <= _UNTREEIFY_THRESHOLD:
+                self.untreeified += 1
+                table[at] = [node.key for node in part]
+                continue
+            prev = None
+            for node in part:
+                node.prev = prev
+                if prev is not None:
+                    prev.next = node
+                prev = node
+            prev.next = None
+            table[at] = part[0]
+            if other:  # else the whole tree moved unchanged
+                self._treeify(table, part[0])
 
 
-def hashmap_put_order(keys: Iterable[K], hash_code: Callable[[K], int]) -> list[K]:
+def _move_root_to_front(table: list, root: _TreeNode) -> None:
+    """Makes ``root`` the first node of its bin's chain (the bin's table entry)."""
+    index = root.hash & (len(table) - 1)
+    first = table[index]
+    if root is first:
+        return
+    table[index] = root
+    rp, rn = root.prev, root.next
+    if rn is not None:
+        rn.prev = rp
+    if rp is not None:
+        rp.next = rn
+    if first is not None:
+        first.prev = root
+    root.next = first
+    root.prev = None
+
+
+def _rotate_left(root: _TreeNode, p: _TreeNode) -> _TreeNode:
+    r = p.right
+    if r is None:
+        return root
+    rl = p.right = r.left
+    if rl is not None:
+        rl.parent = p
+    pp = r.parent = p.parent
+    if pp is None:
+        root = r
+        r.red = False
+    elif pp.left is p:
+        pp.left = r
+    else:
+        pp.right = r
+    r.left = p
+    p.parent = r
+    return root
+
+
+def _rotate_right(root: _TreeNode, p: _TreeNode) -> _TreeNode:
+    left = p.left
+    if left is None:
+        return root
+    lr = p.left = left.right
+    if lr is not None:
+        lr.parent = p
+    pp = left.parent = p.parent
+    if pp is None:
+        root = left
+        left.red = False
+    elif pp.right is p:
+        pp.right = left
+    else:
+        pp.left = left
+    left.right = p
+    p.parent = left
+    return root
+
+
+def _balance_insertion(root: _TreeNode, x: _TreeNode) -> _TreeNode:
+    """CLR red-black insertion fix-up as in ``HashMap.TreeNode.balanceInsertion``; returns the root."""
+    x.red = True
+    while True:
+        xp = x.parent
+        if xp is None:
+            x.red = False
+            return x
+        xpp = xp.parent
+        if not xp.red or xpp is None:
+            return root
+        xppl = xpp.left
+        if xp is xppl:
+            xppr = xpp.right
+            if xppr is not None and xppr.red:
+                xppr.red = xp.red = False
+                xpp.red = True
+                x = xpp
+                continue
+            if x is xp.right:
+                x = xp
+                root = _rotate_left(root, x)
+                xp = x.parent
+                xpp = None if xp is None else xp.parent
+            if xp is not None:
+                xp.red = False
+                if xpp is not None:
+                    xpp.red = True
+                    root = _rotate_right(root, xpp)
+        else:
+            if xppl is not None and xppl.red:
+                xppl.red = xp.red = False
+                xpp.red = True
+                x = xpp
+                continue
+            if x is xp.left:
+                x = xp
+                root = _rotate_right(root, x)
+                xp = x.parent
+                xpp = None if xp is None else xp.parent
+            if xp is not None:
+                xp.red = False
+                if xpp is not None:
+                    xpp.red = True
+                    root = _rotate_left(root, xpp)
+
+
+def hashmap_put_order(
+    keys: Iterable[K], hash_code: Callable[[K], int], compare: Callable[[K, K], int] | None = None
+) -> list[K]:
     """Iteration order of ``new HashMap<>()`` after ``put(k, v)`` for each key in sequence."""
-    model = _HashMapModel(hash_code)
-    for key in keys:
-        model.put(key)
-    return model.iteration_order(newest_first=False)
+    model = JavaHashMapOrder(hash_code, compare)
+    model.put_each(keys)
+    return model.keys()
 
 
-def hashmap_compute_if_absent_order(calls: Iterable[K], hash_code: Callable[[K], int]) -> list[K]:
+def hashmap_compute_if_absent_order(
+    calls: Iterable[K], hash_code: Callable[[K], int], compare: Callable[[K, K], int] | None = None
+) -> list[K]:
     """Iteration order of ``new HashMap<>()`` after ``computeIfAbsent(k, ...)`` for each call.
 
     Every call counts, including repeated keys: a call may perform the resize that the
     previous insertion made due.
     """
-    model = _HashMapModel(hash_code)
-    for key in calls:
-        model.compute_if_absent(key)
-    return model.iteration_order(newest_first=True)
+    model = JavaHashMapOrder(hash_code, compare)
+    model.compute_if_absent_each(calls)
+    return model.keys()

@@ -39,7 +39,8 @@ object DeletionFile {
 
   /** The order a `java.util.HashMap` filled by `put` in the given order iterates the names,
     * which is the frame order `BucketedDvMaintainer` produces. */
-  def order(dataFiles: Seq[String]): Seq[String] = JavaOrder.afterPuts(dataFiles)(JavaOrder.javaStringHash)
+  def order(dataFiles: Seq[String]): Seq[String] =
+    JavaOrder.afterPuts(dataFiles)(JavaOrder.javaStringHash, Some(JavaOrder.stringCompareTo))
 
   /** The bytes and ranges of each file Paimon writes for `dvs`.
     *
