@@ -22,10 +22,12 @@ validation) then checks the container contents.
 
 from __future__ import annotations
 
+import array
 import operator
 import struct
 from itertools import accumulate
 
+import numpy as np
 from pyroaring import BitMap
 
 from indexbridge.bytes import ByteReader
@@ -44,6 +46,14 @@ def serialize32(bm: BitMap) -> bytes:
     """Paimon's canonical bytes of ``bm``: ``run_optimize()`` (in place), then ``serialize()``."""
     bm.run_optimize()
     return bm.serialize()
+
+
+def bitmap_of(values: np.ndarray) -> BitMap:
+    """A bitmap of the (uint32-range) integers in ``values``, through pyroaring's fast
+    ``array('I')`` bulk path (several times faster than passing the ndarray)."""
+    out = array.array("I")
+    out.frombytes(np.ascontiguousarray(values, dtype=np.uint32).tobytes())
+    return BitMap(out)
 
 
 def _set_bits(bitset: memoryview) -> list[int]:
