@@ -51,7 +51,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 from pyroaring import BitMap
 
 from indexbridge.bytes import ByteReader
@@ -65,10 +64,10 @@ from indexbridge.paimon.fileindex.values import (
     java_hash_codes,
     long_key,
     sort_keys,
-    value_column,
+    factorize_column,
 )
 from indexbridge.paimon.javaorder import hashmap_compute_if_absent_order
-from indexbridge.roaring import bitmap_of, read_roaring32, serialize32
+from indexbridge.roaring import bitmap_from_mask, bitmap_of, read_roaring32, serialize32
 
 VERSION_1 = 1
 VERSION_2 = 2
@@ -169,14 +168,13 @@ class BitmapIndex(IndexReader):
         _check_type(data_type)
         if version not in (VERSION_1, VERSION_2):
             raise ValueError(f"bitmap index version must be 1 or 2, got {version}")
-        col = value_column(data_type, column)
+        col = factorize_column(data_type, column)
         index = cls(data_type, col.row_count, version, index_block_size)
-        rows = np.flatnonzero(col.valid)
-        index._nulls = bitmap_of(np.flatnonzero(~col.valid))
+        index._nulls = bitmap_from_mask(col.codes < 0)
+        rows = np.flatnonzero(col.codes >= 0)
         if len(rows) == 0:
             return index
-        codes, distinct = pd.factorize(col.values[rows], sort=False)  # codes in first-seen order
-        uniques = distinct.tolist()
+        codes, uniques = col.codes[rows], col.keys
         counts = np.bincount(codes, minlength=len(uniques))
         grouped = rows[np.argsort(codes, kind="stable")]
         ends = np.cumsum(counts)

@@ -33,7 +33,7 @@ import xxhash
 
 from indexbridge.bytes import ByteReader
 from indexbridge.paimon.fileindex.predicate import REMAIN, SKIP, FileIndexResult
-from indexbridge.paimon.fileindex.values import Column, DataType, value_column
+from indexbridge.paimon.fileindex.values import Column, DataType, factorize_column, value_column
 
 DEFAULT_ITEMS = 1_000_000
 DEFAULT_FPP = 0.1
@@ -72,14 +72,15 @@ def wang64_array(keys: np.ndarray) -> np.ndarray:
 
 
 def fast_hash_array(t: DataType, column: Column) -> np.ndarray:
-    """The ``FastHash`` of every non-null value of the column, as int64 (§5.3)."""
+    """The ``FastHash`` of the non-null values of the column, as int64 (§5.3). Strings and binary
+    are hashed once per distinct value (duplicates probe the same bits)."""
     if t.root not in _SUPPORTED:
         raise ValueError(f"the bloom-filter index does not support {t.root}")
-    col = value_column(t, column)
     if t.is_string or t.is_binary:
+        keys = factorize_column(t, column).keys
         digest = xxhash.xxh64_intdigest
-        hashes = np.fromiter((digest(v) for v in col.values[col.valid]), np.uint64, int(col.valid.sum()))
-        return hashes.view(np.int64)
+        return np.fromiter((digest(k) for k in keys), np.uint64, len(keys)).view(np.int64)
+    col = value_column(t, column)
     keys = col.values[col.valid]
     if t.root == "FLOAT":
         keys = keys.astype(np.int32).astype(np.int64)  # floatToIntBits, sign-extended
@@ -87,14 +88,17 @@ def fast_hash_array(t: DataType, column: Column) -> np.ndarray:
 
 
 def _positions(hashes: np.ndarray, num_hashes: int, num_bits: int) -> np.ndarray:
-    """Probed bit positions, shape (len(hashes), num_hashes)."""
+    """Probed bit positions, shape (num_hashes, len(hashes)): ``c = h1 + i*h2`` in wrapping
+    32-bit arithmetic, ``~c`` when negative (``c ^ (c >> 31)``), modulo ``num_bits``."""
     h1 = hashes.astype(np.int32)  # low 32 bits (numpy casts wrap)
     h2 = (hashes >> 32).astype(np.int32)
-    i = np.arange(1, num_hashes + 1, dtype=np.int32)
+    out = np.empty((num_hashes, len(hashes)), np.uint32)
+    c = h1.copy()
     with np.errstate(over="ignore"):
-        c = h1[:, None] + i[None, :] * h2[:, None]
-    c = np.where(c < 0, ~c, c)
-    return (c.astype(np.int64) % num_bits).astype(np.int64)
+        for i in range(num_hashes):
+            c += h2
+            np.remainder((c ^ (c >> 31)).view(np.uint32), np.uint32(num_bits), out=out[i])
+    return out
 
 
 class BloomFilterIndex:
@@ -153,7 +157,7 @@ class BloomFilterIndex:
     def might_contain_hashes(self, hashes: np.ndarray) -> np.ndarray:
         """For each FastHash, whether all its probed bits are set."""
         pos = _positions(hashes, self.num_hashes, self.num_bits)
-        return ((self.bits[pos >> 3] >> (pos & 7).astype(np.uint8)) & 1).astype(bool).all(axis=1)
+        return ((self.bits[pos >> 3] >> (pos & 7).astype(np.uint8)) & 1).astype(bool).all(axis=0)
 
     def might_contain(self, value: object) -> bool:
         return bool(self.might_contain_hashes(fast_hash_array(self.data_type, [value]))[0])

@@ -36,7 +36,7 @@ from pyroaring import BitMap
 from indexbridge.bytes import ByteReader
 from indexbridge.paimon.fileindex.predicate import REMAIN, BitmapResult, FileIndexResult, IndexReader
 from indexbridge.paimon.fileindex.values import Column, DataType, long_key, value_column
-from indexbridge.roaring import bitmap_of, read_roaring32, serialize32
+from indexbridge.roaring import bitmap_from_mask, read_roaring32, serialize32
 
 VERSION_1 = 1
 LONG_MIN = -(1 << 63)
@@ -60,14 +60,17 @@ class BitSlice:
     slices: list[BitMap] = field(default_factory=list)
 
     @classmethod
-    def build(cls, rows: np.ndarray, values: np.ndarray) -> BitSlice:
-        """``values`` (>= 0, int64 or uint64) at row ids ``rows``; min stays 0 as in Paimon."""
+    def build(cls, side: np.ndarray, values: np.ndarray) -> BitSlice:
+        """The rows where the bool mask ``side`` is set, holding ``values`` (>= 0, int64, one per
+        row; ignored elsewhere). min stays 0 as in Paimon."""
+        values = np.where(side, values, 0)
         top = int(values.max()) if len(values) else 0
+        bit = np.empty(len(values), np.int64)
         slices = []
-        u = values.astype(np.uint64)
         for i in range(top.bit_length()):
-            slices.append(bitmap_of(rows[(u >> np.uint64(i)) & np.uint64(1) == 1]))
-        return cls(0, top, bitmap_of(rows), slices)
+            np.bitwise_and(values, 1 << i, out=bit)
+            slices.append(bitmap_from_mask(bit != 0))
+        return cls(0, top, bitmap_from_mask(side), slices)
 
     def serialize(self) -> bytes:
         parts = [struct.pack(">bqq", VERSION_1, self.min, self.max), serialize32(self.ebm)]
@@ -137,8 +140,8 @@ class BitSliceIndex(IndexReader):
             raise ValueError("the bsi index cannot hold Long.MIN_VALUE (its absolute value overflows)")
         pos = col.valid & (values >= 0)
         neg = col.valid & (values < 0)
-        positive = BitSlice.build(np.flatnonzero(pos), values[pos]) if pos.any() else None
-        negative = BitSlice.build(np.flatnonzero(neg), -values[neg]) if neg.any() else None
+        positive = BitSlice.build(pos, values) if pos.any() else None
+        negative = BitSlice.build(neg, -values) if neg.any() else None
         return cls(data_type, col.row_count, positive, negative)
 
     def serialize(self) -> bytes:

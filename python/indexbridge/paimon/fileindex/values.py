@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from decimal import Context, Decimal
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 
 from indexbridge.paimon.bucket import Timestamp, murmur_hash_bytes
@@ -222,6 +223,50 @@ def _numpy_keys(t: DataType, data: np.ndarray, valid: np.ndarray) -> np.ndarray:
                 raise ValueError(f"values out of range for {t.root}")
         return data.astype(np.int64)
     raise ValueError(f"{t.root} values have no long key")
+
+
+@dataclass
+class FactorizedColumn:
+    """A column as distinct keys: ``codes[row]`` indexes ``keys`` (-1 = null). Keys are numbered in
+    order of first appearance, which is the order Paimon's writers first see them."""
+
+    codes: np.ndarray  # int64
+    keys: list  # int or bytes keys (module table)
+
+    @property
+    def row_count(self) -> int:
+        return len(self.codes)
+
+
+def factorize_column(t: DataType, column: Column) -> FactorizedColumn:
+    """Distinct keys of a column and each row's key number, without a Python loop per row.
+
+    Strings and binary are factorized before encoding (UTF-8 is injective), so only distinct
+    values are encoded; other types are factorized on their int64 keys (a lossy mapping such as
+    a timestamp's dropped nanoseconds must merge values)."""
+    if t.is_string or t.is_binary:
+        if isinstance(column, (pa.Array, pa.ChunkedArray)):
+            encoded = column.dictionary_encode()
+            if isinstance(encoded, pa.ChunkedArray):
+                encoded = encoded.combine_chunks()  # unifies the chunk dictionaries
+            codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+            distinct = encoded.dictionary.to_pylist()
+        else:
+            items = column if isinstance(column, np.ndarray) else list(column)
+            data = np.empty(len(items), object)
+            data[:] = items
+            codes, uniques = pd.factorize(data, use_na_sentinel=True)
+            codes = codes.astype(np.int64)
+            distinct = uniques.tolist()
+        return FactorizedColumn(codes, [bytes_key(t, v) for v in distinct])
+    col = value_column(t, column)
+    valid_rows = np.flatnonzero(col.valid)
+    codes = np.full(col.row_count, -1, np.int64)
+    if len(valid_rows) == 0:
+        return FactorizedColumn(codes, [])
+    valid_codes, uniques = pd.factorize(col.values[valid_rows])
+    codes[valid_rows] = valid_codes
+    return FactorizedColumn(codes, uniques.tolist())
 
 
 # ---------------------------------------------------------------------------------------------
