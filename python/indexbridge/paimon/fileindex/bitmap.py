@@ -44,6 +44,7 @@ Queries (§6.6) return row sets: ``equal``/``in`` the key's rows, ``not_equal``/
 
 from __future__ import annotations
 
+import bisect
 import inspect
 import re
 import struct
@@ -64,6 +65,7 @@ from indexbridge.paimon.fileindex.values import (
     java_hash_codes,
     long_key,
     sort_keys,
+    sortable_key,
     factorize_column,
 )
 from indexbridge.paimon.javaorder import hashmap_compute_if_absent_order
@@ -114,18 +116,26 @@ class _KeyCodec:
             return self.fixed.pack(bool(key) if self.t.root == "BOOLEAN" else key)
         return _I32.pack(len(key)) + key
 
-    def read(self, reader: ByteReader) -> object:
+    def read_entries(self, reader: ByteReader, count: int, ints: int, what: str) -> list[tuple]:
+        """``count`` x (key, ``ints`` x i32 BE), as tuples. Fixed-width keys are parsed in one
+        numpy call; the caller has checked that ``count`` fits the bytes left."""
         if self.fixed:
+            names = ["k"] + [f"i{j}" for j in range(ints)]
+            fmt = ">u1" if self.t.root == "BOOLEAN" else ">" + self.fixed.format.lstrip(">")
+            dtype = np.dtype({"names": names, "formats": [fmt] + [">i4"] * ints})
+            raw = reader.take(count * dtype.itemsize, what)
+            table = np.frombuffer(raw, dtype, count)
+            keys = (table["k"] != 0).astype(np.int64) if self.t.root == "BOOLEAN" else table["k"].astype(np.int64)
+            return list(zip(keys.tolist(), *(table[f"i{j}"].tolist() for j in range(ints))))
+        out = []
+        for _ in range(count):
             at = reader.pos
-            (key,) = self.fixed.unpack(reader.take(self.fixed.size, f"{self.t.root} bitmap key"))
-            if self.t.root == "BOOLEAN":
-                return 1 if reader.data[at] else 0  # any non-zero byte is true
-            return key
-        at = reader.pos
-        n = reader.i32_be("string key length")
-        if n < 0:
-            raise reader.error(f"a non-negative string key length, found {n}", at)
-        return bytes(reader.take(n, "string key bytes"))
+            n = reader.i32_be("string key length")
+            if n < 0:
+                raise reader.error(f"a non-negative string key length, found {n}", at)
+            key = bytes(reader.take(n, "string key bytes"))
+            out.append((key, *(reader.i32_be(what) for _ in range(ints))))
+        return out
 
 
 @dataclass
@@ -146,7 +156,12 @@ class BitmapIndex(IndexReader):
     _nulls: BitMap = field(default_factory=BitMap, repr=False)
     # reader side
     _reader: ByteReader | None = field(default=None, repr=False)
-    _entries: dict = field(default_factory=dict, repr=False)  # key -> (offset, length or -1)
+    _entries: dict = field(default_factory=dict, repr=False)  # v1: key -> (offset, -1)
+    _blocks: dict = field(default_factory=dict, repr=False)  # v2: parsed blocks, key -> (offset, length)
+    _directory: list = field(default_factory=list, repr=False)  # v2: block offsets
+    _first_keys: list = field(default_factory=list, repr=False)  # v2: sortable first key per block
+    _blocks_start: int = 0
+    _entry_size: int = 0  # v2: smallest index-block entry
     _body_start: int = 0
     _null_offset: int = 0
     _null_length: int = -1
@@ -285,42 +300,53 @@ class BitmapIndex(IndexReader):
             if version == VERSION_2:
                 index._null_length = reader.i32_be("nullBitmapLength")
         if version == VERSION_1:
-            for _ in range(n):
-                key = codec.read(reader)
-                index._entries[key] = (reader.i32_be("bitmap offset"), -1)
+            entries = codec.read_entries(reader, n, 1, "bitmap entries")
+            index._entries = {key: (offset, -1) for key, offset in entries}
             index._body_start = reader.pos
         else:
-            index._read_v2_blocks(reader, codec)
+            index._read_v2_directory(reader, codec)
         return index
 
-    def _read_v2_blocks(self, reader: ByteReader, codec: _KeyCodec) -> None:
+    def _read_v2_directory(self, reader: ByteReader, codec: _KeyCodec) -> None:
+        """The block directory; blocks are parsed when a lookup needs them (as Paimon does)."""
         at = reader.pos
         block_count = reader.i32_be("blockCount")
-        min_block = (codec.fixed.size if codec.fixed else 4) + 4
-        if block_count < 0 or block_count * min_block > reader.remaining:
+        min_entry = (codec.fixed.size if codec.fixed else 4) + 4
+        if block_count < 0 or block_count * min_entry > reader.remaining:
             raise reader.error(f"a blockCount that fits the {reader.remaining} bytes left, found {block_count}", at)
-        block_offsets = []
-        for _ in range(block_count):
-            codec.read(reader)
-            block_offsets.append((reader.pos, reader.i32_be("blockOffset")))
+        directory_at = reader.pos
+        directory = codec.read_entries(reader, block_count, 1, "block directory")
         at = reader.pos
         body_offset = reader.i32_be("bitmapBodyOffset")
         if not 0 <= body_offset <= reader.remaining:
             raise reader.error(f"a bitmapBodyOffset within the {reader.remaining} bytes left, found {body_offset}", at)
-        blocks_start = reader.pos
-        self._body_start = blocks_start + body_offset
-        for field_at, offset in block_offsets:
+        self._blocks_start = reader.pos
+        self._body_start = self._blocks_start + body_offset
+        for _, offset in directory:
             if not 0 <= offset < body_offset:
-                raise reader.error(f"a blockOffset within the {body_offset} bytes of index blocks, found {offset}", field_at)
-            block = ByteReader(reader.data, reader.source, blocks_start + offset, self._body_start)
-            at = block.pos
-            count = block.i32_be("index block entryCount")
-            if count < 0 or count * (min_block + 4) > block.remaining:
-                raise block.error(f"an entryCount that fits the {block.remaining} bytes left, found {count}", at)
-            for _ in range(count):
-                key = codec.read(block)
-                offset_, length = block.i32_be("bitmap offset"), block.i32_be("bitmap length")
-                self._entries[key] = (offset_, length)
+                raise reader.error(f"a blockOffset within the {body_offset} bytes of index blocks, found {offset}", directory_at)
+        self._directory = [offset for _, offset in directory]
+        self._first_keys = [sortable_key(self.data_type, key) for key, _ in directory]
+        self._entry_size = min_entry + 4
+
+    def _block(self, i: int) -> dict:
+        """Entries of v2 index block ``i``: key -> (offset, length)."""
+        block = self._blocks.get(i)
+        if block is None:
+            reader = ByteReader(self._reader.data, self._reader.source, self._blocks_start + self._directory[i], self._body_start)
+            at = reader.pos
+            count = reader.i32_be("index block entryCount")
+            if count < 0 or count * self._entry_size > reader.remaining:
+                raise reader.error(f"an entryCount that fits the {reader.remaining} bytes left, found {count}", at)
+            entries = _KeyCodec(self.data_type).read_entries(reader, count, 2, "index block entries")
+            block = self._blocks[i] = {key: (offset, length) for key, offset, length in entries}
+        return block
+
+    def _entry(self, key: object) -> tuple[int, int] | None:
+        if self.version == VERSION_1:
+            return self._entries.get(key)
+        i = bisect.bisect_right(self._first_keys, sortable_key(self.data_type, key)) - 1
+        return None if i < 0 else self._block(i).get(key)
 
     def _load(self, offset: int, length: int, what: str) -> BitMap:
         reader = self._reader
@@ -341,7 +367,11 @@ class BitmapIndex(IndexReader):
 
     def keys(self) -> list:
         """Every distinct non-null key (writer: in order O; reader: in file order)."""
-        return list(self._order) if self._reader is None else list(self._entries)
+        if self._reader is None:
+            return list(self._order)
+        if self.version == VERSION_1:
+            return list(self._entries)
+        return [key for i in range(len(self._directory)) for key in self._block(i)]
 
     def key_of(self, value: object) -> object:
         """The key of a literal (internal value of the column type)."""
@@ -353,7 +383,7 @@ class BitmapIndex(IndexReader):
         if self._reader is None:
             rows = self._rows.get(key)
             return BitMap() if rows is None else BitMap([rows]) if isinstance(rows, int) else BitMap(rows)
-        entry = self._entries.get(key)
+        entry = self._entry(key)
         if entry is None:
             return BitMap()
         offset, length = entry

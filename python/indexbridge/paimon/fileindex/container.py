@@ -184,35 +184,41 @@ class FileIndexContainer:
         return None if entry.start == -1 else self.data[entry.start : entry.start + entry.length]
 
     def readers(self, column: str, data_type: DataType) -> list[IndexReader]:
-        """The index readers of a column (``data_type`` is the indexed value type)."""
-        out = []
+        """The index readers of a column (``data_type`` is the indexed value type). Indexes of
+        types indexbridge does not read (``range-bitmap``) are left out: the column then answers
+        as far as the other indexes allow, at worst REMAIN, which is always correct."""
+        out: list[IndexReader] = []
         for (name, index_type), entry in self._by_name.items():
             if name != column:
                 continue
             payload = self.payload(name, index_type)
             if payload is None:
                 out.append(EmptyIndex())
-                continue
-            cls = INDEX_TYPES.get(index_type)
-            if cls is None:
-                raise ValueError(f"index type {index_type!r} is not supported")
-            out.append(cls.read(payload, data_type, f"{self.source}[{column}/{index_type} @{entry.start}]"))
+            elif index_type in INDEX_TYPES:
+                source = f"{self.source}[{column}/{index_type} @{entry.start}]"
+                out.append(INDEX_TYPES[index_type].read(payload, data_type, source))
         return out
 
     def predicate(self, fields: Mapping[str, DataType]) -> FileIndexPredicate:
-        """``FileIndexPredicate`` over every indexed column; ``fields`` is the data file's row
-        type (a ``m[key]`` column takes the value type of map ``m``)."""
-        return FileIndexPredicate({c: self.readers(c, indexed_type(c, fields)) for c in self.columns()})
+        """``FileIndexPredicate`` over the indexed columns of the data file's row type ``fields``
+        (a ``m[key]`` column takes the value type of map ``m``; other names are ignored)."""
+        readers = {}
+        for column in self.columns():
+            data_type = indexed_type(column, fields)
+            if data_type is not None:
+                readers[column] = self.readers(column, data_type)
+        return FileIndexPredicate(readers)
 
 
-def indexed_type(column: str, fields: Mapping[str, DataType]) -> DataType:
-    """The type of the values an index of ``column`` holds (``m[key]``: the map's value type)."""
+def indexed_type(column: str, fields: Mapping[str, DataType]) -> DataType | None:
+    """The type of the values an index of ``column`` holds (``m[key]``: the map's value type),
+    or None when the row type has no such column."""
     if column in fields:
         return fields[column]
     nested = _split_nested(column)
     if nested and nested[0] in fields and fields[nested[0]].root == "MAP":
         return fields[nested[0]].value
-    raise KeyError(f"column {column!r} is not in the row type")
+    return None
 
 
 # ---------------------------------------------------------------------------------------------

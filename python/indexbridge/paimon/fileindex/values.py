@@ -302,16 +302,23 @@ def sort_keys(t: DataType, keys: np.ndarray) -> np.ndarray:
     return keys
 
 
+def sortable_key(t: DataType, key: object) -> object:
+    """One key transformed as :func:`sort_keys` does, for Python comparisons."""
+    if t.root == "FLOAT" and key < 0:
+        return key ^ 0x7FFFFFFF
+    if t.root == "DOUBLE" and key < 0:
+        return key ^ 0x7FFFFFFFFFFFFFFF
+    return key
+
+
 def java_comparator(t: DataType) -> Callable[[object, object], int]:
     """``compareTo`` of two keys (int64 keys or bytes) of type ``t``, as -1/0/1."""
-    if t.root in ("FLOAT", "DOUBLE"):
-        mask = 0x7FFFFFFF if t.root == "FLOAT" else 0x7FFFFFFFFFFFFFFF
 
-        def sortable(k: int) -> int:
-            return k ^ mask if k < 0 else k
+    def compare(a: object, b: object) -> int:
+        a, b = sortable_key(t, a), sortable_key(t, b)
+        return (a > b) - (a < b)
 
-        return lambda a, b: (sortable(a) > sortable(b)) - (sortable(a) < sortable(b))
-    return lambda a, b: (a > b) - (a < b)
+    return compare
 
 
 # ---------------------------------------------------------------------------------------------
