@@ -267,7 +267,7 @@ def test_huge_counts_are_rejected_before_allocating():
          struct.pack(">bibbqq", 1, 10, 1, 1, 0, 5) + bytes.fromhex("3a30000000000000") + struct.pack(">i", 2**31 - 1), 31),
         (lambda d: BloomFilterIndex.read(d, int_type), struct.pack(">i", 2**31 - 1) + bytes(8), 0),
         (FileIndexContainer, struct.pack(">qiii", 1493475289347502, 1, 2**31 - 1, 0), 12),
-        (FileIndexContainer, struct.pack(">qiiii", 1493475289347502, 1, 28, 2**31 - 1, 0), 16),
+        (FileIndexContainer, struct.pack(">qiiiii", 1493475289347502, 1, 28, 2**31 - 1, 0, 0), 16),
     ]  # fmt: skip
     tracemalloc.start()
     try:

@@ -205,7 +205,10 @@ class BitSliceIndex(IndexReader):
             return BitmapResult(self.non_null_rows().flip(0, self.row_count) if self.row_count > 0 else BitMap())
         if any(v is None for v in literals):
             return REMAIN
-        vs = [long_key(self.data_type, v) for v in literals]
+        try:
+            vs = [long_key(self.data_type, v) for v in literals]
+        except ValueError:  # e.g. a DECIMAL(38) literal beyond a long: Paimon throws; REMAIN is safe
+            return REMAIN
         if op == "equal":
             return BitmapResult(self._equal(vs[0]))
         if op == "in":
