@@ -191,7 +191,9 @@ class BitmapIndex(IndexReader):
             return index
         codes, uniques = col.codes[rows], col.keys
         counts = np.bincount(codes, minlength=len(uniques))
-        grouped = rows[np.argsort(codes, kind="stable")]
+        # numpy sorts 8/16-bit integers stably with a radix sort: use the narrowest code type
+        narrow = np.uint16 if len(uniques) <= 1 << 16 else np.int64
+        grouped = rows[np.argsort(codes.astype(narrow), kind="stable")]
         ends = np.cumsum(counts)
         starts = ends - counts
         for k, (start, end) in enumerate(zip(starts.tolist(), ends.tolist())):

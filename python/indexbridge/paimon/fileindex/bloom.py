@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import xxhash
@@ -59,32 +59,54 @@ def bloom_filter_size(items: int = DEFAULT_ITEMS, fpp: float = DEFAULT_FPP) -> t
 
 
 def wang64_array(keys: np.ndarray) -> np.ndarray:
-    """``FastHash.getLongHash`` over an int64 array (wrapping int64 arithmetic, arithmetic shifts)."""
-    key = keys.astype(np.int64)
+    """``FastHash.getLongHash`` over an int64 array (wrapping int64 arithmetic, arithmetic shifts),
+    computed in place on one copy to keep the passes over memory few."""
+    key = np.array(keys, dtype=np.int64)  # a copy we own
+    tmp = np.empty_like(key)
     with np.errstate(over="ignore"):
-        key = ~key + (key << 21)
-        key = key ^ (key >> 24)
-        key = key + (key << 3) + (key << 8)
-        key = key ^ (key >> 14)
-        key = key + (key << 2) + (key << 4)
-        key = key ^ (key >> 28)
-        return key + (key << 31)
+        np.left_shift(key, 21, out=tmp)
+        np.invert(key, out=key)
+        key += tmp  # (~key) + (key << 21)
+        key ^= np.right_shift(key, 24, out=tmp)
+        np.left_shift(key, 3, out=tmp)
+        tmp += np.left_shift(key, 8)
+        key += tmp  # key + (key << 3) + (key << 8)
+        key ^= np.right_shift(key, 14, out=tmp)
+        np.left_shift(key, 2, out=tmp)
+        tmp += np.left_shift(key, 4)
+        key += tmp  # key + (key << 2) + (key << 4)
+        key ^= np.right_shift(key, 28, out=tmp)
+        key += np.left_shift(key, 31, out=tmp)
+    return key
 
 
-def fast_hash_array(t: DataType, column: Column) -> np.ndarray:
-    """The ``FastHash`` of the non-null values of the column, as int64 (§5.3). Strings and binary
-    are hashed once per distinct value (duplicates probe the same bits)."""
+_CHUNK = 1 << 16  # rows hashed at a time: the temporaries stay in the CPU cache
+
+
+def _hash_chunks(t: DataType, column: Column) -> Iterator[np.ndarray]:
+    """The ``FastHash`` (int64) of the column's non-null values, chunk by chunk. Strings and
+    binary are hashed once per distinct value (duplicates probe the same bits)."""
     if t.root not in _SUPPORTED:
         raise ValueError(f"the bloom-filter index does not support {t.root}")
     if t.is_string or t.is_binary:
         keys = factorize_column(t, column).keys
         digest = xxhash.xxh64_intdigest
-        return np.fromiter((digest(k) for k in keys), np.uint64, len(keys)).view(np.int64)
+        yield np.fromiter((digest(k) for k in keys), np.uint64, len(keys)).view(np.int64)
+        return
     col = value_column(t, column)
-    keys = col.values[col.valid]
-    if t.root == "FLOAT":
-        keys = keys.astype(np.int32).astype(np.int64)  # floatToIntBits, sign-extended
-    return wang64_array(keys)
+    for start in range(0, col.row_count, _CHUNK):
+        keys, valid = col.values[start : start + _CHUNK], col.valid[start : start + _CHUNK]
+        if not valid.all():
+            keys = keys[valid]
+        if t.root == "FLOAT":
+            keys = keys.astype(np.int32).astype(np.int64)  # floatToIntBits, sign-extended
+        yield wang64_array(keys)
+
+
+def fast_hash_array(t: DataType, column: Column) -> np.ndarray:
+    """The ``FastHash`` of the non-null values of the column, as int64 (§5.3); strings and
+    binary once per distinct value."""
+    return np.concatenate([np.empty(0, np.int64), *_hash_chunks(t, column)])
 
 
 def _positions(hashes: np.ndarray, num_hashes: int, num_bits: int) -> np.ndarray:
@@ -94,10 +116,19 @@ def _positions(hashes: np.ndarray, num_hashes: int, num_bits: int) -> np.ndarray
     h2 = (hashes >> 32).astype(np.int32)
     out = np.empty((num_hashes, len(hashes)), np.uint32)
     c = h1.copy()
+    t = np.empty_like(c)
+    u = t.view(np.uint32)
+    divisor = np.uint32(num_bits)
     with np.errstate(over="ignore"):
         for i in range(num_hashes):
             c += h2
-            np.remainder((c ^ (c >> 31)).view(np.uint32), np.uint32(num_bits), out=out[i])
+            np.right_shift(c, 31, out=t)
+            t ^= c  # ~c when c < 0
+            # u % divisor as u - (u // divisor) * divisor: numpy divides by a scalar much faster
+            # than it takes a remainder
+            np.floor_divide(u, divisor, out=out[i])
+            out[i] *= divisor
+            np.subtract(u, out[i], out=out[i])
     return out
 
 
@@ -123,9 +154,9 @@ class BloomFilterIndex:
     ) -> BloomFilterIndex:
         """A filter sized from ``items``/``fpp`` holding every non-null value of the column."""
         num_bits, num_hashes = bloom_filter_size(items, fpp)
-        hashes = fast_hash_array(data_type, column)
         flags = np.zeros(num_bits, bool)
-        flags[_positions(hashes, num_hashes, num_bits).ravel()] = True
+        for hashes in _hash_chunks(data_type, column):
+            flags[_positions(hashes, num_hashes, num_bits).ravel()] = True
         return cls(data_type, num_hashes, np.packbits(flags, bitorder="little").tobytes())
 
     @classmethod
