@@ -424,3 +424,41 @@ def test_zero_rows_map_nested_gives_empty_entries():
     assert starts[("x", "bitmap")] > 0 and starts[("x", "bsi")] > 0
     reader = container.predicate(fields).readers["m[a]"][0]
     assert reader.query("equal", [1]) is SKIP and reader.query("is_null") is REMAIN
+
+
+# ---------------------------------------------------------------------------------------------
+# Java compareTo of the keys (tree bins, v2 sort order) and its plumbing into javaorder
+
+
+def test_java_comparators_follow_compare_to():
+    from indexbridge.paimon.fileindex.values import java_comparator, java_string_compare, sort_keys
+
+    f = DataType("FLOAT")
+    bits = [brute_key(f, v) for v in (-math.inf, -1.5, -0.0, 0.0, 1e-30, 2.0, math.inf, math.nan)]
+    cmp = java_comparator(f)
+    assert all(cmp(a, b) == -1 for a, b in zip(bits, bits[1:]))  # Float.compare: -0.0 < 0.0 < ... < NaN
+    assert np.argsort(sort_keys(f, np.array(bits[::-1], np.int64))).tolist() == list(range(len(bits)))[::-1]
+    d = DataType("DOUBLE")
+    dbits = [brute_key(d, v) for v in (-math.inf, -0.0, 0.0, math.inf, math.nan)]
+    assert all(java_comparator(d)(a, b) == -1 for a, b in zip(dbits, dbits[1:]))
+    s = java_comparator(DataType("VARCHAR"))
+    assert s(b"ab", b"abc") == -1 and s(b"\xff", b"a") == 1 and s(b"x", b"x") == 0  # unsigned bytes, shorter first
+    assert java_string_compare("\uffff", "😀") == 1  # UTF-16 units: U+FFFF > high surrogate D83D
+
+
+def test_bitmap_passes_the_key_comparator_to_the_hashmap_model(monkeypatch):
+    from indexbridge.paimon.fileindex import values
+
+    seen = {}
+
+    def fake(calls, hash_code, compare=None):
+        calls = list(calls)
+        seen["compare"], seen["calls"] = compare, calls
+        return sorted(set(calls))
+
+    monkeypatch.setattr(values, "_ORDER_TAKES_COMPARE", True)
+    monkeypatch.setattr(values, "hashmap_compute_if_absent_order", fake)
+    BitmapIndex.build(DataType("FLOAT"), [0.0, -0.0, math.nan, 0.0])
+    compare, calls = seen["compare"], seen["calls"]
+    assert calls == [0, 1, 2, 0]  # first occurrences, then one call that may resize
+    assert compare(1, 0) == -1 and compare(2, 0) == 1 and compare(0, 0) == 0  # -0.0 < 0.0 < NaN

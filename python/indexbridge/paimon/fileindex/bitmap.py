@@ -45,7 +45,6 @@ Queries (§6.6) return row sets: ``equal``/``in`` the key's rows, ``not_equal``/
 from __future__ import annotations
 
 import bisect
-import inspect
 import re
 import struct
 from collections.abc import Sequence
@@ -60,6 +59,7 @@ from indexbridge.paimon.fileindex.values import (
     Column,
     DataType,
     bytes_key,
+    compute_if_absent_order,
     fixed_key_struct,
     java_comparator,
     java_hash_codes,
@@ -68,7 +68,6 @@ from indexbridge.paimon.fileindex.values import (
     sortable_key,
     factorize_column,
 )
-from indexbridge.paimon.javaorder import hashmap_compute_if_absent_order
 from indexbridge.roaring import bitmap_from_mask, bitmap_of, read_roaring32, serialize32
 
 VERSION_1 = 1
@@ -82,11 +81,6 @@ _I32 = struct.Struct(">i")
 _MEMORY_UNITS = {"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10,
                  "m": 1 << 20, "mb": 1 << 20, "mebibytes": 1 << 20, "g": 1 << 30, "gb": 1 << 30,
                  "gibibytes": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40}  # fmt: skip
-
-# TODO(merge): javaorder gains `compare=` (tree-bin emulation) on a parallel branch; until it
-# lands, call it without. Remove this check when merging.
-_ORDER_TAKES_COMPARE = "compare" in inspect.signature(hashmap_compute_if_absent_order).parameters
-
 
 def parse_memory_size(text: str) -> int:
     """Paimon's ``MemorySize.parse``: a number with an optional unit (b, kb, mb, gb, tb ...)."""
@@ -205,13 +199,8 @@ class BitmapIndex(IndexReader):
         calls = list(range(len(uniques))) + ([0] if first_of_last < len(codes) - 1 else [])
         hash_codes = java_hash_codes(data_type, np.array(uniques, dtype=object if data_type.is_string else np.int64))
         hashes = hash_codes.tolist()
-        if _ORDER_TAKES_COMPARE:
-            cmp = java_comparator(data_type)
-            order = hashmap_compute_if_absent_order(
-                calls, hashes.__getitem__, compare=lambda a, b: cmp(uniques[a], uniques[b])
-            )
-        else:
-            order = hashmap_compute_if_absent_order(calls, hashes.__getitem__)
+        cmp = java_comparator(data_type)
+        order = compute_if_absent_order(calls, hashes.__getitem__, lambda a, b: cmp(uniques[a], uniques[b]))
         index._order = [uniques[i] for i in order]
         return index
 

@@ -38,8 +38,8 @@ from indexbridge.paimon.fileindex.bitmap import BitmapIndex, parse_memory_size
 from indexbridge.paimon.fileindex.bloom import BloomFilterIndex
 from indexbridge.paimon.fileindex.bsi import BitSliceIndex
 from indexbridge.paimon.fileindex.predicate import EmptyIndex, FileIndexPredicate, IndexReader
-from indexbridge.paimon.fileindex.values import Column, DataType
-from indexbridge.paimon.javaorder import hashmap_compute_if_absent_order, hashmap_put_order, java_string_hash
+from indexbridge.paimon.fileindex.values import Column, DataType, compute_if_absent_order, java_string_compare, put_order
+from indexbridge.paimon.javaorder import java_string_hash
 
 MAGIC = 1493475289347502
 VERSION = 1
@@ -233,12 +233,6 @@ def _split_nested(column: str) -> tuple[str, str] | None:
     return None
 
 
-def _java_string_compare(a: str, b: str) -> int:
-    """``String.compareTo``: UTF-16 code units, then length."""
-    ua, ub = a.encode("utf-16-be", "surrogatepass"), b.encode("utf-16-be", "surrogatepass")
-    return (ua > ub) - (ua < ub)
-
-
 def _column_hash(column: tuple[str, str | None, bool]) -> int:
     """``FileIndexOptions.Column.hashCode`` = ``Arrays.hashCode({name, nestedName, isNested})``."""
     name, nested, is_nested = column
@@ -248,11 +242,11 @@ def _column_hash(column: tuple[str, str | None, bool]) -> int:
 
 
 def _put_order(keys: Sequence[str]) -> list[str]:
-    return hashmap_put_order(keys, java_string_hash)
+    return put_order(keys, java_string_hash, java_string_compare)
 
 
 def _cia_order(calls: Sequence[str]) -> list[str]:
-    return hashmap_compute_if_absent_order(calls, java_string_hash)
+    return compute_if_absent_order(calls, java_string_hash, java_string_compare)
 
 
 @dataclass(frozen=True)
@@ -299,7 +293,7 @@ def file_index_options(
             if nested:
                 top_level.setdefault(nested[0], {}).setdefault(index_type, {})
     options: dict[IndexColumn, dict[str, dict[str, str]]] = {}
-    for column in hashmap_compute_if_absent_order(column_calls, _column_hash):
+    for column in compute_if_absent_order(column_calls, _column_hash, None):  # Column is not Comparable
         options[IndexColumn(column[0], column[1])] = {t: {} for t in _cia_order(type_calls[column])}
     for key in options_pass:
         parts = key[len("file-index.") :].split(".")

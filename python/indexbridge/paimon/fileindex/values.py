@@ -23,10 +23,12 @@ The Java ``hashCode`` and ``compareTo`` of the bitmap index's key objects (``Int
 
 from __future__ import annotations
 
+import inspect
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Context, Decimal
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -40,8 +42,7 @@ from indexbridge.paimon.fileindex.fasthash import (
     float_to_int_bits,
     timestamp_long,
 )
-
-__all__ = ["DataType", "Timestamp", "Column", "ValueColumn"]
+from indexbridge.paimon.javaorder import hashmap_compute_if_absent_order, hashmap_put_order
 
 INTEGRAL_ROOTS = frozenset({"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "DATE", "TIME_WITHOUT_TIME_ZONE"})
 TIMESTAMP_ROOTS = frozenset({"TIMESTAMP_WITHOUT_TIME_ZONE", "TIMESTAMP_WITH_LOCAL_TIME_ZONE"})
@@ -51,6 +52,7 @@ _ROOT_ALIASES = {"INT": "INTEGER", "STRING": "VARCHAR", "BYTES": "VARBINARY", "T
                  "TIMESTAMP": "TIMESTAMP_WITHOUT_TIME_ZONE", "TIMESTAMP_LTZ": "TIMESTAMP_WITH_LOCAL_TIME_ZONE"}  # fmt: skip
 _INT_RANGES = {"TINYINT": 8, "SMALLINT": 16, "INTEGER": 32, "DATE": 32, "TIME_WITHOUT_TIME_ZONE": 32, "BIGINT": 64}
 _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
+K = TypeVar("K")
 
 
 @dataclass(frozen=True)
@@ -108,9 +110,6 @@ class ValueColumn:
 
     values: np.ndarray
     valid: np.ndarray  # bool per row
-
-    def __len__(self) -> int:
-        return len(self.valid)
 
     @property
     def row_count(self) -> int:
@@ -321,6 +320,33 @@ def java_comparator(t: DataType) -> Callable[[object, object], int]:
     return compare
 
 
+def java_string_compare(a: str, b: str) -> int:
+    """``String.compareTo``: UTF-16 code units, then length."""
+    ua, ub = a.encode("utf-16-be", "surrogatepass"), b.encode("utf-16-be", "surrogatepass")
+    return (ua > ub) - (ua < ub)
+
+
+# TODO(merge): javaorder gains ``compare=`` (Java's tree bins, App. B.4) on a parallel branch;
+# until it lands it is called without. Drop this check and pass ``compare`` directly at merge.
+_ORDER_TAKES_COMPARE = "compare" in inspect.signature(hashmap_compute_if_absent_order).parameters
+
+
+def put_order(keys: Sequence[K], hash_code: Callable[[K], int], compare: Callable[[K, K], int] | None) -> list[K]:
+    """``javaorder.hashmap_put_order`` with the keys' ``compareTo`` (for tree bins)."""
+    if _ORDER_TAKES_COMPARE:
+        return hashmap_put_order(keys, hash_code, compare=compare)
+    return hashmap_put_order(keys, hash_code)
+
+
+def compute_if_absent_order(
+    calls: Sequence[K], hash_code: Callable[[K], int], compare: Callable[[K, K], int] | None
+) -> list[K]:
+    """``javaorder.hashmap_compute_if_absent_order`` with the keys' ``compareTo``."""
+    if _ORDER_TAKES_COMPARE:
+        return hashmap_compute_if_absent_order(calls, hash_code, compare=compare)
+    return hashmap_compute_if_absent_order(calls, hash_code)
+
+
 # ---------------------------------------------------------------------------------------------
 # Key bytes in the bitmap index meta (§6.2)
 
@@ -342,14 +368,3 @@ def fixed_key_struct(t: DataType) -> struct.Struct | None:
     if t.is_timestamp:
         return _KEY_STRUCTS["BIGINT"]
     return _KEY_STRUCTS.get(t.root)
-
-
-def canonical_float_bits(bits: int, root: str) -> int:
-    """``floatToIntBits``/``doubleToLongBits`` of raw bits: NaN payloads collapse (signed result)."""
-    if root == "FLOAT":
-        raw = bits & 0xFFFFFFFF
-        nan = (raw & 0x7F800000) == 0x7F800000 and raw & 0x007FFFFF
-        return _signed32(CANONICAL_FLOAT_NAN if nan else raw)
-    raw = bits & 0xFFFFFFFFFFFFFFFF
-    nan = (raw & 0x7FF0000000000000) == 0x7FF0000000000000 and raw & 0x000FFFFFFFFFFFFF
-    return _signed64(CANONICAL_DOUBLE_NAN if nan else raw)
