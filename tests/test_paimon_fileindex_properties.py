@@ -462,3 +462,23 @@ def test_bitmap_passes_the_key_comparator_to_the_hashmap_model(monkeypatch):
     compare, calls = seen["compare"], seen["calls"]
     assert calls == [0, 1, 2, 0]  # first occurrences, then one call that may resize
     assert compare(1, 0) == -1 and compare(2, 0) == 1 and compare(0, 0) == 0  # -0.0 < 0.0 < NaN
+
+
+def test_arrow_temporal_columns_map_like_paimon_timestamps():
+    micros = [-1_500, 0, 1_700_000_000_123_456, None]
+    for unit, scale in (("us", 1), ("ns", 1000), ("ms", None)):
+        if scale is None:
+            arrow = pa.array([None if m is None else m // 1000 for m in micros], pa.timestamp("ms"))
+            values = [None if m is None else Timestamp(m // 1000, 0) for m in micros]
+        else:
+            # in ns, 999 extra nanoseconds: below a microsecond, lost by every precision
+            arrow = pa.array([None if m is None else m * scale + (scale - 1) for m in micros], pa.timestamp(unit))
+            values = [None if m is None else Timestamp(m // 1000, (m % 1000) * 1000) for m in micros]
+        for precision in (3, 6, 9):
+            t = DataType("TIMESTAMP", precision)
+            assert BitmapIndex.build(t, arrow).serialize() == BitmapIndex.build(t, values).serialize(), (unit, precision)
+            assert BitSliceIndex.build(t, arrow).serialize() == BitSliceIndex.build(t, values).serialize()
+    days = pa.array([0, -1, 19000, None], pa.date32())
+    assert BitmapIndex.build(DataType("DATE"), days).serialize() == BitmapIndex.build(DataType("DATE"), [0, -1, 19000, None]).serialize()
+    times = pa.array([0, 1_500_000, None], pa.time64("us"))
+    assert BitSliceIndex.build(DataType("TIME"), times).serialize() == BitSliceIndex.build(DataType("TIME"), [0, 1500, None]).serialize()

@@ -165,19 +165,34 @@ def bytes_key(t: DataType, value: object) -> bytes:
     return bytes(value)
 
 
-def _arrow_numpy(array: pa.Array | pa.ChunkedArray) -> tuple[object, np.ndarray]:
-    """Values (numpy where the type allows, else a Python list) and validity of an Arrow array."""
+_NANOS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
+
+
+def _arrow_numpy(array: pa.Array | pa.ChunkedArray, target: DataType) -> tuple[object, np.ndarray]:
+    """Values (numpy where the type allows, else a Python list) and validity of an Arrow array.
+
+    Temporal arrays become the keys directly: date32 days, time32/time64 milliseconds of day,
+    timestamps millis (precision <= 3) or micros, floored like Paimon's ``Timestamp``."""
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
     valid = np.ones(len(array), bool) if array.null_count == 0 else array.is_valid().to_numpy(zero_copy_only=False)
     t = array.type
-    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_date32(t) or pa.types.is_time32(t):
-        filled = array.fill_null(0) if array.null_count else array
-        return filled.cast(pa.int32() if pa.types.is_date32(t) or pa.types.is_time32(t) else t).to_numpy(
-            zero_copy_only=False
-        ), valid
-    if pa.types.is_boolean(t):
-        return array.fill_null(False).to_numpy(zero_copy_only=False), valid
+    if array.null_count and not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)):
+        array = array.fill_null(False if pa.types.is_boolean(t) else 0) if not pa.types.is_decimal(t) else array
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t):
+        return array.to_numpy(zero_copy_only=False), valid
+    if pa.types.is_date32(t):
+        return array.cast(pa.int32()).to_numpy(zero_copy_only=False), valid
+    if pa.types.is_time32(t) or pa.types.is_time64(t) or pa.types.is_timestamp(t):
+        raw = array.cast(pa.int64()).to_numpy(zero_copy_only=False)
+        unit_nanos = _NANOS[t.unit]
+        if pa.types.is_timestamp(t):
+            key_nanos = 10**6 if target.precision <= 3 else 10**3
+        else:
+            key_nanos = 10**6  # TIME: milliseconds of day
+        if unit_nanos >= key_nanos:
+            return raw * (unit_nanos // key_nanos), valid
+        return raw // (key_nanos // unit_nanos), valid  # floor division, as Timestamp.fromXxx
     return array.to_pylist(), valid
 
 
@@ -185,7 +200,7 @@ def value_column(t: DataType, column: Column) -> ValueColumn:
     """Map a column to its keys (module table): int64 for numbers and temporals, bytes objects
     for strings and binary. Numpy/Arrow numeric input is converted without a Python loop."""
     if isinstance(column, (pa.Array, pa.ChunkedArray)):
-        data, valid = _arrow_numpy(column)
+        data, valid = _arrow_numpy(column, t)
     elif isinstance(column, np.ndarray) and column.dtype != object:
         data, valid = column, np.ones(len(column), bool)
     else:
