@@ -60,7 +60,8 @@ def _check_bloom(case_dir: Path, case: dict, failures: _Failures, out: Path | No
     failures.expect("num_bits", index.num_bits, case["num_bits"])
     options = case["options"]
     items, fpp = int(options.get("items", 1_000_000)), float(options.get("fpp", 0.1))
-    failures.expect("sizing (numBits, numHashes)", bloom_filter_size(items, fpp), (case["num_bits"], case["num_hash_functions"]))
+    expected_size = (case["num_bits"], case["num_hash_functions"])
+    failures.expect("sizing (numBits, numHashes)", bloom_filter_size(items, fpp), expected_size)
     for item in case["distinct_value_hashes"]:
         got = int(fast_hash_array(t, [typed_value(case["type"], item["value"])])[0])
         failures.expect(f"FastHash({item['value']!r})", got, int(item["hash64"]))

@@ -242,7 +242,8 @@ class BitmapIndex(IndexReader):
     def _v2_index(self, codec: _KeyCodec, entries: list[tuple[object, int, int]]) -> bytes:
         """Block directory, ``bitmapBodyOffset`` and the index blocks (§6.5)."""
         keys = [k for k, _, _ in entries]
-        order = np.argsort(sort_keys(self.data_type, np.array(keys, dtype=object if codec.fixed is None else np.int64)), kind="stable")
+        key_array = np.array(keys, dtype=object if codec.fixed is None else np.int64)
+        order = np.argsort(sort_keys(self.data_type, key_array), kind="stable")
         blocks: list[list[bytes]] = []
         firsts: list[object] = []
         sizes: list[int] = []
@@ -315,7 +316,8 @@ class BitmapIndex(IndexReader):
         self._body_start = self._blocks_start + body_offset
         for _, offset in directory:
             if not 0 <= offset < body_offset:
-                raise reader.error(f"a blockOffset within the {body_offset} bytes of index blocks, found {offset}", directory_at)
+                expected = f"a blockOffset within the {body_offset} bytes of index blocks, found {offset}"
+                raise reader.error(expected, directory_at)
         self._directory = [offset for _, offset in directory]
         self._first_keys = [sortable_key(self.data_type, key) for key, _ in directory]
         self._entry_size = min_entry + 4
@@ -324,7 +326,8 @@ class BitmapIndex(IndexReader):
         """Entries of v2 index block ``i``: key -> (offset, length)."""
         block = self._blocks.get(i)
         if block is None:
-            reader = ByteReader(self._reader.data, self._reader.source, self._blocks_start + self._directory[i], self._body_start)
+            start = self._blocks_start + self._directory[i]
+            reader = ByteReader(self._reader.data, self._reader.source, start, self._body_start)
             at = reader.pos
             count = reader.i32_be("index block entryCount")
             if count < 0 or count * self._entry_size > reader.remaining:
