@@ -212,8 +212,8 @@ class BitmapIndex(IndexReader):
         return cls.build(data_type, column, version, block)
 
     def serialize(self) -> bytes:
-        if not self._order and self._reader is not None:
-            raise ValueError("serialize() needs an index built with build()")
+        if self._reader is not None:
+            raise ValueError("serialize() needs an index built with build(), not read()")
         codec = _KeyCodec(self.data_type)
         null_bytes = serialize32(self._nulls)
         null_count = len(self._nulls)
