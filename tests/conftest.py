@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 PAIMON_TABLE_FORMATS = ("dv32", "dv64", "hash")
+PAIMON_FILE_INDEX_FORMATS = ("bloom", "bitmap", "bsi", "fileindex")
 
 
 def _vectors_root() -> Path:
@@ -29,14 +30,20 @@ def vectors_dir() -> Path:
     return root
 
 
+def _paimon_cases(formats: tuple[str, ...]) -> list[dict]:
+    manifest = _vectors_root() / "paimon" / "manifest.json"
+    if not manifest.is_file():
+        pytest.fail(f"golden vectors not found: {manifest} (set INDEXBRIDGE_VECTORS)", pytrace=False)
+    return [c for c in json.loads(manifest.read_text())["cases"] if c["format"] in formats]
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Parametrize ``paimon_table_case`` with every dv32/dv64/hash entry of the Paimon manifest."""
-    if "paimon_table_case" in metafunc.fixturenames:
-        manifest = _vectors_root() / "paimon" / "manifest.json"
-        if not manifest.is_file():
-            pytest.fail(f"golden vectors not found: {manifest} (set INDEXBRIDGE_VECTORS)", pytrace=False)
-        cases = [c for c in json.loads(manifest.read_text())["cases"] if c["format"] in PAIMON_TABLE_FORMATS]
-        metafunc.parametrize("paimon_table_case", cases, ids=[c["case"] for c in cases])
+    """Parametrize ``paimon_table_case`` with every dv32/dv64/hash entry of the Paimon manifest
+    and ``paimon_fileindex_case`` with every bloom/bitmap/bsi/fileindex entry."""
+    for fixture, formats in (("paimon_table_case", PAIMON_TABLE_FORMATS), ("paimon_fileindex_case", PAIMON_FILE_INDEX_FORMATS)):
+        if fixture in metafunc.fixturenames:
+            cases = _paimon_cases(formats)
+            metafunc.parametrize(fixture, cases, ids=[c["case"] for c in cases])
 
 
 CPU_SECONDS_PER_TEST = 120

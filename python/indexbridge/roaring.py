@@ -22,10 +22,12 @@ validation) then checks the container contents.
 
 from __future__ import annotations
 
+import array
 import operator
 import struct
 from itertools import accumulate
 
+import numpy as np
 from pyroaring import BitMap
 
 from indexbridge.bytes import ByteReader
@@ -44,6 +46,45 @@ def serialize32(bm: BitMap) -> bytes:
     """Paimon's canonical bytes of ``bm``: ``run_optimize()`` (in place), then ``serialize()``."""
     bm.run_optimize()
     return bm.serialize()
+
+
+def bitmap_of(values: np.ndarray) -> BitMap:
+    """A bitmap of the (uint32-range) integers in ``values``, through pyroaring's fast
+    ``array('I')`` bulk path (several times faster than passing the ndarray)."""
+    out = array.array("I")
+    out.frombytes(np.ascontiguousarray(values, dtype=np.uint32).tobytes())
+    return BitMap(out)
+
+
+_POPCOUNT8 = np.array([bin(i).count("1") for i in range(256)], np.int64)
+
+
+def bitmap_from_mask(mask: np.ndarray) -> BitMap:
+    """A bitmap of the indexes where the boolean ``mask`` is True.
+
+    Built container by container: the mask is packed into bits (a bitmap container's payload is
+    exactly those 8192 bytes per 65536 values), chunks of at most 4096 members become array
+    containers, and the portable serialization is handed to pyroaring. Much faster than adding
+    row ids when the mask is long and dense (BSI slices, existence bitmaps).
+    """
+    chunks = -(-len(mask) // 65536)
+    packed = np.zeros(chunks * 8192, np.uint8)
+    bits = np.packbits(mask, bitorder="little")
+    packed[: len(bits)] = bits
+    words = packed.reshape(chunks, 8192)
+    cards = _POPCOUNT8[words].sum(axis=1) if chunks else np.zeros(0, np.int64)
+    keys = np.flatnonzero(cards).tolist()
+    payloads = []
+    for key in keys:
+        if cards[key] > ARRAY_MAX_CARDINALITY:
+            payloads.append(words[key].tobytes())
+        else:
+            payloads.append(np.flatnonzero(mask[key << 16 : (key + 1) << 16]).astype("<u2").tobytes())
+    n = len(keys)
+    descriptive = struct.pack(f"<{2 * n}H", *(v for key in keys for v in (key, int(cards[key]) - 1)))
+    offsets = list(accumulate((len(p) for p in payloads), initial=8 + 8 * n))[:n]
+    header = struct.pack("<II", SERIAL_COOKIE_NO_RUNCONTAINER, n) + descriptive + struct.pack(f"<{n}I", *offsets)
+    return BitMap.deserialize(header + b"".join(payloads))
 
 
 def _set_bits(bitset: memoryview) -> list[int]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from indexbridge.conformance import paimon
+from indexbridge.conformance import fileindex, paimon
 
-PYTHON_CHECKERS = {**paimon.CHECKERS}
+PYTHON_CHECKERS = {**paimon.CHECKERS, **fileindex.CHECKERS}
 
 
 def _python_results(vectors_dir: Path, cases: list[dict], out: Path | None) -> list[tuple[dict, list[str]]]:

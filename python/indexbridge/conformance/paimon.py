@@ -225,6 +225,13 @@ def check_case(vectors_dir: Path, entry: dict, out_dir: Path | None) -> list[str
     check = _FORMATS.get(entry["format"])
     if check is None:
         return [f"not implemented: format {entry['format']}"]
+    return run_case(check, vectors_dir, entry, out_dir)
+
+
+def run_case(
+    check: Callable[[Path, dict, _Failures, Path | None], None], vectors_dir: Path, entry: dict, out_dir: Path | None
+) -> list[str]:
+    """Run one format's ``check(case_dir, case_json, failures, out)`` on a manifest case."""
     case_json = Path(vectors_dir) / entry["json"]
     out = Path(out_dir) / Path(entry["json"]).parent if out_dir is not None else None
     failures = _Failures()

@@ -1,0 +1,208 @@
+"""Paimon's bloom-filter file index (``bloom-filter``, spec §5): sizing, hashing, payload, queries.
+
+Payload (what sits in the file index container)::
+
+    i32 BE   numHashes
+    u8[numBits / 8]  bits        bit i = (bits[i >> 3] >> (i & 7)) & 1, LSB first
+
+No item count, fpp or bit count is stored: ``numBits = 8 * (payload length - 4)``.
+
+Sizing from the options ``items`` (default 1,000,000) and ``fpp`` (default 0.1), in Java double
+arithmetic with truncating casts::
+
+    nb        = (int) (-items * ln(fpp) / (ln 2 * ln 2))
+    numBits   = nb + (8 - nb % 8)                      always 1..8 padding bits
+    numHashes = max(1, Math.round(numBits / (double) items * ln 2))
+
+A value's 64-bit ``FastHash`` ``h`` (§5.3: xxh64 of UTF-8/bytes, wang64 of numbers) probes
+``numHashes`` positions: ``c = (int) h + i * (int) (h >>> 32)`` for i = 1..numHashes, 32-bit
+wrapping, ``c = ~c`` when negative, position ``c % numBits``. Nulls are not added.
+
+Queries answer REMAIN or SKIP only (§5.5): ``equal`` is SKIP when a probed bit is clear,
+``in`` is REMAIN when any literal may be present; everything else is REMAIN.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import xxhash
+
+from indexbridge.bytes import ByteReader
+from indexbridge.paimon.fileindex.predicate import REMAIN, SKIP, FileIndexResult
+from indexbridge.paimon.fileindex.values import Column, DataType, factorize_column, value_column
+
+DEFAULT_ITEMS = 1_000_000
+DEFAULT_FPP = 0.1
+_LN2 = math.log(2)
+_SUPPORTED = frozenset({"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "FLOAT", "DOUBLE", "DATE",
+                        "TIME_WITHOUT_TIME_ZONE", "TIMESTAMP_WITHOUT_TIME_ZONE",
+                        "TIMESTAMP_WITH_LOCAL_TIME_ZONE", "CHAR", "VARCHAR", "BINARY", "VARBINARY"})  # fmt: skip
+# numHashes is parsed by Paimon in a way that is only right below 128 (§5.2); the writer never
+# goes near it (3 at the defaults), so a larger count is a malformed payload.
+MAX_NUM_HASHES = 127
+
+
+def bloom_filter_size(items: int = DEFAULT_ITEMS, fpp: float = DEFAULT_FPP) -> tuple[int, int]:
+    """``(numBits, numHashes)`` for the options, exactly as Paimon's ``BloomFilter64`` computes them."""
+    if items <= 0 or not 0.0 < fpp < 1.0:
+        raise ValueError(f"bloom-filter needs items > 0 and 0 < fpp < 1, got items={items}, fpp={fpp}")
+    nb = int(-items * math.log(fpp) / (_LN2 * _LN2))
+    if nb > 2**31 - 1:
+        raise ValueError(f"items={items}, fpp={fpp} need more bits than an int holds")
+    num_bits = nb + (8 - nb % 8)
+    num_hashes = max(1, math.floor(num_bits / float(items) * _LN2 + 0.5))  # Math.round: half up
+    return num_bits, num_hashes
+
+
+def wang64_array(keys: np.ndarray) -> np.ndarray:
+    """``FastHash.getLongHash`` over an int64 array (wrapping int64 arithmetic, arithmetic shifts),
+    computed in place on one copy to keep the passes over memory few."""
+    key = np.array(keys, dtype=np.int64)  # a copy we own
+    tmp = np.empty_like(key)
+    with np.errstate(over="ignore"):
+        np.left_shift(key, 21, out=tmp)
+        np.invert(key, out=key)
+        key += tmp  # (~key) + (key << 21)
+        key ^= np.right_shift(key, 24, out=tmp)
+        np.left_shift(key, 3, out=tmp)
+        tmp += np.left_shift(key, 8)
+        key += tmp  # key + (key << 3) + (key << 8)
+        key ^= np.right_shift(key, 14, out=tmp)
+        np.left_shift(key, 2, out=tmp)
+        tmp += np.left_shift(key, 4)
+        key += tmp  # key + (key << 2) + (key << 4)
+        key ^= np.right_shift(key, 28, out=tmp)
+        key += np.left_shift(key, 31, out=tmp)
+    return key
+
+
+_CHUNK = 1 << 16  # rows hashed at a time: the temporaries stay in the CPU cache
+
+
+def _hash_chunks(t: DataType, column: Column) -> Iterator[np.ndarray]:
+    """The ``FastHash`` (int64) of the column's non-null values, chunk by chunk. Strings and
+    binary are hashed once per distinct value (duplicates probe the same bits)."""
+    if t.root not in _SUPPORTED:
+        raise ValueError(f"the bloom-filter index does not support {t.root}")
+    if t.is_string or t.is_binary:
+        keys = factorize_column(t, column).keys
+        digest = xxhash.xxh64_intdigest
+        yield np.fromiter((digest(k) for k in keys), np.uint64, len(keys)).view(np.int64)
+        return
+    col = value_column(t, column)
+    for start in range(0, col.row_count, _CHUNK):
+        keys, valid = col.values[start : start + _CHUNK], col.valid[start : start + _CHUNK]
+        if not valid.all():
+            keys = keys[valid]
+        if t.root == "FLOAT":
+            keys = keys.astype(np.int32).astype(np.int64)  # floatToIntBits, sign-extended
+        yield wang64_array(keys)
+
+
+def fast_hash_array(t: DataType, column: Column) -> np.ndarray:
+    """The ``FastHash`` of the non-null values of the column, as int64 (§5.3); strings and
+    binary once per distinct value."""
+    return np.concatenate([np.empty(0, np.int64), *_hash_chunks(t, column)])
+
+
+def _positions(hashes: np.ndarray, num_hashes: int, num_bits: int) -> np.ndarray:
+    """Probed bit positions, shape (num_hashes, len(hashes)): ``c = h1 + i*h2`` in wrapping
+    32-bit arithmetic, ``~c`` when negative (``c ^ (c >> 31)``), modulo ``num_bits``."""
+    h1 = hashes.astype(np.int32)  # low 32 bits (numpy casts wrap)
+    h2 = (hashes >> 32).astype(np.int32)
+    out = np.empty((num_hashes, len(hashes)), np.uint32)
+    c = h1.copy()
+    t = np.empty_like(c)
+    u = t.view(np.uint32)
+    divisor = np.uint32(num_bits)
+    with np.errstate(over="ignore"):
+        for i in range(num_hashes):
+            c += h2
+            np.right_shift(c, 31, out=t)
+            t ^= c  # ~c when c < 0
+            # u % divisor as u - (u // divisor) * divisor: numpy divides by a scalar much faster
+            # than it takes a remainder
+            np.floor_divide(u, divisor, out=out[i])
+            out[i] *= divisor
+            np.subtract(u, out[i], out=out[i])
+    return out
+
+
+class BloomFilterIndex:
+    """One bloom filter: ``num_hashes`` and the bit array (``bytes``, LSB-first bits)."""
+
+    index_type = "bloom-filter"
+
+    def __init__(self, data_type: DataType, num_hashes: int, bits: bytes | bytearray):
+        self.data_type = data_type
+        self.num_hashes = num_hashes
+        self.bits = np.frombuffer(bytes(bits), np.uint8)
+
+    @property
+    def num_bits(self) -> int:
+        return 8 * len(self.bits)
+
+    # -- writer ----------------------------------------------------------------------------
+
+    @classmethod
+    def build(
+        cls, data_type: DataType, column: Column, items: int = DEFAULT_ITEMS, fpp: float = DEFAULT_FPP
+    ) -> BloomFilterIndex:
+        """A filter sized from ``items``/``fpp`` holding every non-null value of the column."""
+        num_bits, num_hashes = bloom_filter_size(items, fpp)
+        flags = np.zeros(num_bits, bool)
+        for hashes in _hash_chunks(data_type, column):
+            flags[_positions(hashes, num_hashes, num_bits).ravel()] = True
+        return cls(data_type, num_hashes, np.packbits(flags, bitorder="little").tobytes())
+
+    @classmethod
+    def from_options(cls, data_type: DataType, column: Column, options: dict[str, str]) -> BloomFilterIndex:
+        """Build with Paimon's option strings (``items``, ``fpp``; defaults when absent)."""
+        items = int(options.get("items", DEFAULT_ITEMS))
+        fpp = float(options.get("fpp", DEFAULT_FPP))
+        return cls.build(data_type, column, items, fpp)
+
+    def serialize(self) -> bytes:
+        return struct.pack(">i", self.num_hashes) + self.bits.tobytes()
+
+    # -- reader ----------------------------------------------------------------------------
+
+    @classmethod
+    def read(cls, data: bytes | bytearray | memoryview, data_type: DataType, source: str = "<bytes>") -> BloomFilterIndex:
+        """Parse a payload; ``data`` is exactly the payload."""
+        if data_type.root not in _SUPPORTED:
+            raise ValueError(f"the bloom-filter index does not support {data_type.root}")
+        reader = ByteReader(data, source)
+        at = reader.pos
+        num_hashes = reader.i32_be("bloom-filter numHashes")
+        if not 1 <= num_hashes <= MAX_NUM_HASHES:
+            raise reader.error(f"bloom-filter numHashes in 1..{MAX_NUM_HASHES}, found {num_hashes}", at)
+        if reader.remaining < 1:
+            raise reader.error("at least one byte of bloom-filter bits, found end of data")
+        return cls(data_type, num_hashes, reader.take(reader.remaining, "bloom-filter bits"))
+
+    def might_contain_hashes(self, hashes: np.ndarray) -> np.ndarray:
+        """For each FastHash, whether all its probed bits are set."""
+        pos = _positions(hashes, self.num_hashes, self.num_bits)
+        return ((self.bits[pos >> 3] >> (pos & 7).astype(np.uint8)) & 1).astype(bool).all(axis=0)
+
+    def might_contain(self, value: object) -> bool:
+        return bool(self.might_contain_hashes(fast_hash_array(self.data_type, [value]))[0])
+
+    def query(self, op: str, literals: Sequence[object] = ()) -> FileIndexResult:
+        """Paimon's answer (REMAIN/SKIP) to ``op`` with literals already of the column type (§5.5)."""
+        if op == "equal":
+            (literal,) = literals
+            return REMAIN if literal is None or self.might_contain(literal) else SKIP
+        if op == "in":
+            present = [v for v in literals if v is not None]
+            if len(present) < len(literals):
+                return REMAIN
+            hashes = fast_hash_array(self.data_type, present)
+            return REMAIN if self.might_contain_hashes(hashes).any() else SKIP
+        return REMAIN
+
