@@ -34,6 +34,7 @@ final class FileIndexContainer private (
     val version: Int,
     val headLength: Int,
     val columnCount: Int,
+    columnNames: Seq[String],
     val entries: Seq[ContainerEntry],
     val redundantLength: Int
 ) {
@@ -43,8 +44,8 @@ final class FileIndexContainer private (
     last.values.toSeq.groupBy(_.column)
   }
 
-  /** Names of the indexed columns (`m[k]` for map-nested indexes). */
-  def columns: Seq[String] = entries.map(_.column).distinct
+  /** Names of the indexed columns in header order (`m[k]` for map-nested indexes). */
+  def columns: Seq[String] = columnNames.distinct
 
   def entry(column: String, indexType: String): Option[ContainerEntry] =
     byName.getOrElse(column, Nil).find(_.indexType == indexType)
@@ -120,8 +121,10 @@ object FileIndexContainer {
     if (columnCount < 0 || columnCount.toLong * 6 > head.remaining)
       head.fail(s"a column_count that fits the header (>= 6 bytes each), found $columnCount", head.pos - 4L)
     val entries = Vector.newBuilder[ContainerEntry]
+    val names = Vector.newBuilder[String]
     for (_ <- 0 until columnCount) {
       val column = mutf8(head, "column name")
+      names += column
       val indexCount = head.i32BE(s"index_count of column '$column'")
       if (indexCount < 0 || indexCount.toLong * 10 > head.remaining)
         head.fail(s"an index_count that fits the header (>= 10 bytes each), found $indexCount", head.pos - 4L)
@@ -137,7 +140,7 @@ object FileIndexContainer {
     }
     // Paimon's reader stops after the entries; the redundant length is reported when present (-1 if not)
     val redundantLength = if (head.remaining >= 4) head.i32BE("redundant_length") else -1
-    new FileIndexContainer(bytes, source, version, headLength, columnCount, entries.result(), redundantLength)
+    new FileIndexContainer(bytes, source, version, headLength, columnCount, names.result(), entries.result(), redundantLength)
   }
 
   /** `DataInput.readUTF`. */
