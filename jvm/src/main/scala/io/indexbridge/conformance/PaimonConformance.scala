@@ -28,7 +28,6 @@ import io.indexbridge.paimon._
 object PaimonConformance {
   val formats: Set[String] = Set("dv32", "dv64", "hash", "hashes")
 
-  private val mapper = new ObjectMapper
   private val hex = HexFormat.of()
 
   /** Failure messages of one manifest case (empty = pass). With `outDir`, every encoded file is
