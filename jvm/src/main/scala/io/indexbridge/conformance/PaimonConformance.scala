@@ -28,17 +28,12 @@ import io.indexbridge.paimon._
 object PaimonConformance {
   val formats: Set[String] = Set("dv32", "dv64", "hash", "hashes")
 
-  private val mapper = new ObjectMapper
   private val hex = HexFormat.of()
 
   /** Failure messages of one manifest case (empty = pass). With `outDir`, every encoded file is
     * written to `outDir` under the reference binary's relative path. */
   def checkCase(vectorsDir: java.nio.file.Path, entry: JsonNode, outDir: Option[java.nio.file.Path]): Seq[String] = {
-    val report = new Report
-    report.attempt("case") {
-      val jsonPath = Paths.get(entry.path("json").asText)
-      val json = mapper.readTree(vectorsDir.resolve(jsonPath).toFile)
-      val caseDir = Option(jsonPath.getParent).getOrElse(Paths.get(""))
+    Report.of(vectorsDir, entry) { (json, caseDir, report) =>
       val c = new Case(vectorsDir, caseDir, entry, json, outDir, report)
       entry.path("format").asText match {
         case "dv32" | "dv64" if json.path("kind").asText == "deletion_file" => c.deletionFile()
@@ -48,43 +43,6 @@ object PaimonConformance {
         case other                                                         => report.fail(s"format $other not supported by engine jvm")
       }
     }
-    report.failures.toList
-  }
-
-  /** Collects failures; a check that throws becomes a failure instead of ending the case. */
-  private final class Report {
-    val failures = ArrayBuffer.empty[String]
-
-    def fail(message: String): Unit = failures += message
-
-    def attempt[T](what: String)(body: => T): Option[T] =
-      try Some(body)
-      catch {
-        case e: IndexFormatException => fail(s"$what: ${e.getMessage}"); None
-        case NonFatal(e)             => fail(s"$what: ${e.getClass.getSimpleName}: ${e.getMessage}"); None
-      }
-
-    def expect[T](what: String, expected: T, actual: => T): Unit =
-      attempt(what)(actual).foreach(a => if (a != expected) fail(s"$what: expected $expected, got $a"))
-
-    def expectSeq[T](what: String, expected: Seq[T], actual: => Seq[T]): Unit =
-      attempt(what)(actual).foreach { a =>
-        if (a != expected) {
-          val i = expected.zip(a).indexWhere { case (x, y) => x != y }
-          val where =
-            if (i >= 0) s"first difference at #$i: expected ${expected(i)}, got ${a(i)}"
-            else s"expected ${expected.length} items, got ${a.length}"
-          fail(s"$what: $where")
-        }
-      }
-
-    def expectBytes(what: String, expected: Array[Byte], actual: => Array[Byte]): Unit =
-      attempt(what)(actual).foreach { a =>
-        if (!java.util.Arrays.equals(a, expected)) {
-          val i = java.util.Arrays.mismatch(a, expected)
-          fail(s"$what: ${a.length} bytes differ from the reference's ${expected.length} at offset $i")
-        }
-      }
   }
 
   private final class Case(
@@ -97,19 +55,8 @@ object PaimonConformance {
   ) {
     import report._
 
-    private def read(relative: Path): (Array[Byte], String) = {
-      val path = vectorsDir.resolve(relative)
-      (Files.readAllBytes(path), path.toString)
-    }
-
-    private def output(relative: Path, bytes: Array[Byte]): Unit =
-      outDir.foreach { dir =>
-        attempt(s"write $relative") {
-          val target = dir.resolve(relative)
-          Option(target.getParent).foreach(Files.createDirectories(_))
-          Files.write(target, bytes)
-        }
-      }
+    private val files = new CaseFiles(vectorsDir, outDir, report)
+    import files._
 
     def deletionVector(): Unit = {
       val binPath = Paths.get(entry.path("bin").asText)
@@ -259,7 +206,7 @@ object PaimonConformance {
   }
 
   /** The positions of a row set `{"cardinality", "ranges": [[start, end), …]}`. */
-  private def positionsOf(rowSet: JsonNode): Array[Long] = {
+  private[conformance] def positionsOf(rowSet: JsonNode): Array[Long] = {
     val out = Array.newBuilder[Long]
     for (r <- rowSet.path("ranges").asScala; p <- r.get(0).asLong until r.get(1).asLong) out += p
     out.result()
@@ -281,7 +228,7 @@ object PaimonConformance {
   }
 
   /** A JSON key value (vectors README, "Value encoding") as the value KeyHash takes. */
-  private def typedValue(node: JsonNode, keyType: KeyType): Any = {
+  private[conformance] def typedValue(node: JsonNode, keyType: KeyType): Any = {
     import KeyType._
     if (node.isNull) null
     else
@@ -301,12 +248,85 @@ object PaimonConformance {
   }
 }
 
+/** Collects failures; a check that throws becomes a failure instead of ending the case. */
+private[conformance] final class Report {
+  val failures = ArrayBuffer.empty[String]
+
+  def fail(message: String): Unit = failures += message
+
+  def attempt[T](what: String)(body: => T): Option[T] =
+    try Some(body)
+    catch {
+      case e: IndexFormatException => fail(s"$what: ${e.getMessage}"); None
+      case NonFatal(e)             => fail(s"$what: ${e.getClass.getSimpleName}: ${e.getMessage}"); None
+    }
+
+  def expect[T](what: String, expected: T, actual: => T): Unit =
+    attempt(what)(actual).foreach(a => if (a != expected) fail(s"$what: expected $expected, got $a"))
+
+  def expectSeq[T](what: String, expected: Seq[T], actual: => Seq[T]): Unit =
+    attempt(what)(actual).foreach { a =>
+      if (a != expected) {
+        val i = expected.zip(a).indexWhere { case (x, y) => x != y }
+        val where =
+          if (i >= 0) s"first difference at #$i: expected ${expected(i)}, got ${a(i)}"
+          else s"expected ${expected.length} items, got ${a.length}"
+        fail(s"$what: $where")
+      }
+    }
+
+  def expectBytes(what: String, expected: Array[Byte], actual: => Array[Byte]): Unit =
+    attempt(what)(actual).foreach { a =>
+      if (!java.util.Arrays.equals(a, expected)) {
+        val i = java.util.Arrays.mismatch(a, expected)
+        fail(s"$what: ${a.length} bytes differ from the reference's ${expected.length} at offset $i")
+      }
+    }
+}
+
+private[conformance] object Report {
+  private val mapper = new ObjectMapper
+
+  /** Failure messages of one manifest case (empty = pass): `check` gets the case's JSON, the
+    * directory of its files (relative to the vectors dir) and the report to fill. */
+  def of(vectorsDir: Path, entry: JsonNode)(check: (JsonNode, Path, Report) => Unit): Seq[String] = {
+    val report = new Report
+    report.attempt("case") {
+      val jsonPath = Paths.get(entry.path("json").asText)
+      val json = mapper.readTree(vectorsDir.resolve(jsonPath).toFile)
+      check(json, Option(jsonPath.getParent).getOrElse(Paths.get("")), report)
+    }
+    report.failures.toList
+  }
+}
+
+/** The files of one case: reference binaries read from the vectors directory, encoded files
+  * written under `outDir` (the `--out` option) at the reference binary's relative path. */
+private[conformance] final class CaseFiles(vectorsDir: Path, outDir: Option[Path], report: Report) {
+  import report._
+
+  def read(relative: Path): (Array[Byte], String) = {
+    val path = vectorsDir.resolve(relative)
+    (Files.readAllBytes(path), path.toString)
+  }
+
+  def output(relative: Path, bytes: Array[Byte]): Unit =
+    outDir.foreach { dir =>
+      attempt(s"write $relative") {
+        val target = dir.resolve(relative)
+        Option(target.getParent).foreach(Files.createDirectories(_))
+        Files.write(target, bytes)
+      }
+    }
+}
+
 /** The conformance entry point the Python CLI calls through py4j (only paths and JSON cross). */
 object Conformance {
   private val mapper = new ObjectMapper
 
   private val checkers: Map[String, (Path, JsonNode, Option[Path]) => Seq[String]] =
-    PaimonConformance.formats.iterator.map(f => f -> (PaimonConformance.checkCase _)).toMap
+    PaimonConformance.formats.iterator.map(f => f -> (PaimonConformance.checkCase _)).toMap ++
+      FileIndexConformance.formats.iterator.map(f => f -> (FileIndexConformance.checkCase _))
 
   /** Runs every case of `vectorsDir/manifest.json` whose format is in `only` (comma-separated;
     * empty = all), writing encoded files under `outDir` unless it is empty. Returns a JSON array

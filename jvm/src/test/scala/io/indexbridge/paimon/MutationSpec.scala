@@ -178,7 +178,7 @@ object MutationSpec {
   }
 
   /** The fields of the roaring bitmap at `start` (payload values sampled); returns its end. */
-  private def roaringFields(b: Array[Byte], start: Int, fields: ArrayBuffer[Field]): Int = {
+  def roaringFields(b: Array[Byte], start: Int, fields: ArrayBuffer[Field]): Int = {
     val cookie = i32LE(b, start)
     val hasRuns = (cookie & 0xffff) == 12347
     fields += Field(start, 4, "roaring cookie", numeric = true)

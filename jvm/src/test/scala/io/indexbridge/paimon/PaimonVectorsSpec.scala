@@ -45,16 +45,15 @@ class PaimonVectorsSpec extends AnyFunSuite {
     assert(failures.exists(_.startsWith("encoded bytes:")), failures)
   }
 
-  test("Conformance.run covers the manifest and marks formats without a checker") {
+  test("Conformance.run covers the manifest, every format with a checker") {
     val mapper = new ObjectMapper
     val all = mapper.readTree(Conformance.run(PaimonVectors.dir.toString, "", "")).asScala.toList
     assert(all.size == PaimonVectors.manifest.path("cases").size)
     for (r <- all) {
       val failures = r.path("failures").asScala.map(_.asText).toList
-      r.path("format").asText match {
-        case "dv32" | "dv64" | "hash" | "hashes" => assert(failures.isEmpty, r)
-        case f                        => assert(failures == List(s"format $f not supported by engine jvm"))
-      }
+      assert(!failures.exists(_.contains("not supported by engine jvm")), r)
+      // the file-index formats have their own spec (FileIndexVectorsSpec)
+      if (Set("dv32", "dv64", "hash", "hashes")(r.path("format").asText)) assert(failures.isEmpty, r)
     }
     val selected = mapper.readTree(Conformance.run(PaimonVectors.dir.toString, "hash, bloom", "")).asScala.toList
     assert(selected.map(_.path("format").asText).distinct.sorted == List("bloom", "hash"))

@@ -1,0 +1,463 @@
+package io.indexbridge.paimon.fileindex
+
+import java.io.{ByteArrayOutputStream, DataOutputStream}
+
+import io.indexbridge.bytes.ByteReader
+import io.indexbridge.paimon.{JavaOrder, KeyType}
+import io.indexbridge.paimon.KeyType._
+import io.indexbridge.roaring.Roaring32
+import org.roaringbitmap.RoaringBitmap
+
+/** Paimon's bitmap file index (`BitmapFileIndex`, meta v1 `BitmapFileIndexMeta` and v2
+  * `BitmapFileIndexMetaV2`, spec §6): one roaring bitmap of rows per distinct key.
+  *
+  * {{{
+  * v1                                            v2
+  * u8      version = 1                           u8      version = 2
+  * i32 BE  rowCount (nulls included)             i32 BE  rowCount
+  * i32 BE  nonNullBitmapNumber (distinct keys)   i32 BE  nonNullBitmapNumber
+  * bool8   hasNull                               bool8   hasNull
+  * [i32 BE nullOffset]          if hasNull       [i32 BE nullOffset, i32 BE nullBitmapLength]  if hasNull
+  * per key, in HashMap order O:                  i32 BE  blockCount
+  *   key bytes, i32 BE offset                    per block: first key bytes, i32 BE blockOffset
+  * BODY                                          i32 BE  bitmapBodyOffset (= size of all blocks)
+  *                                               INDEX BLOCKS (keys sorted, split at index-block-size):
+  *                                                 i32 BE entryCount, per entry: key bytes,
+  *                                                 i32 BE offset, i32 BE length (-1 for a single row)
+  *                                               BODY
+  *
+  * BODY     roaring32(null rows) if >= 2 nulls, then roaring32(rows of k) of every key k with
+  *          >= 2 rows, in order O; offsets are relative to BODY
+  * offset   ~row for a key (or the null bitmap) with exactly one row, else its body offset
+  *          (the null bitmap's offset is 0 also when there are no nulls)
+  * order O  iteration order of Paimon's HashMap filled by computeIfAbsent per non-null row
+  * key      IndexValue's key bytes: 1/2/4/8 bytes BE, or i32 BE length + UTF-8 for strings
+  * }}}
+  *
+  * Readers answer `equal`/`in` with the rows of the keys, `not_equal`/`not_in`/`is_not_null`
+  * with their complement in [0, rowCount) (so null rows are included), `is_null` with the null
+  * rows; anything else is REMAIN.
+  */
+object BitmapIndex {
+  val Identifier = "bitmap"
+  val DefaultVersion = 2
+  val DefaultIndexBlockSize = 16 * 1024
+
+  def supports(t: KeyType): Boolean = t match {
+    case BinaryType(_) | VarBinaryType(_) | DecimalType(_, _) => false
+    case _                                                    => true
+  }
+
+  private def checkSupported(t: KeyType): Unit =
+    if (!supports(t)) throw new UnsupportedOperationException(s"the bitmap index does not support $t")
+
+  /** Options `version` (1 or 2) and `index-block-size` (a MemorySize such as `16kb`). */
+  def writer(t: KeyType, options: Map[String, String] = Map.empty): Writer = {
+    val version = options.get("version").map(_.trim.toInt).getOrElse(DefaultVersion)
+    val blockSize = options.get("index-block-size").map(memorySize).getOrElse(DefaultIndexBlockSize.toLong)
+    new Writer(t, version, math.min(blockSize, Int.MaxValue.toLong).toInt)
+  }
+
+  def write(t: KeyType, values: Iterable[Any], options: Map[String, String] = Map.empty): Array[Byte] = {
+    val w = writer(t, options)
+    values.foreach(w.write)
+    w.serialize()
+  }
+
+  /** Paimon's `MemorySize.parse`: a number of bytes with an optional unit (b, k/kb, m/mb, g/gb, t/tb). */
+  def memorySize(text: String): Long = {
+    val s = text.trim.toLowerCase(java.util.Locale.ROOT)
+    val digits = s.takeWhile(Character.isDigit)
+    val unit = s.drop(digits.length).trim
+    if (digits.isEmpty) throw new IllegalArgumentException(s"'$text' is not a memory size")
+    val multiplier = unit match {
+      case "" | "b" | "bytes"        => 1L
+      case "k" | "kb" | "kibibytes"  => 1L << 10
+      case "m" | "mb" | "mebibytes"  => 1L << 20
+      case "g" | "gb" | "gibibytes"  => 1L << 30
+      case "t" | "tb" | "tebibytes"  => 1L << 40
+      case _                         => throw new IllegalArgumentException(s"'$text': unknown memory unit '$unit'")
+    }
+    Math.multiplyExact(digits.toLong, multiplier)
+  }
+
+  /** Collects rows per distinct key without boxing per row: keys get dense slot numbers in order
+    * of first appearance (an open-addressing table for `Long` keys), every row remembers its slot
+    * (-1 for null), and the roaring bitmaps are only built in [[serialize]]. */
+  final class Writer(t: KeyType, version: Int, indexBlockSize: Int) extends FileIndexWriter {
+    checkSupported(t)
+    require(version == 1 || version == 2, s"bitmap index version must be 1 or 2, got $version")
+
+    private val bytesKeys = IndexValue.isBytes(t)
+    private var rowSlots = new Array[Int](1024)
+    private var rowCount = 0
+    private var nonNullRows = 0
+    private var callOfLastNewKey = -1
+
+    private var slotCount = 0
+    private var longKeys = new Array[Long](16)
+    private var table = Array.fill(32)(-1) // slot per bucket (Long keys)
+    private val byteSlots = new java.util.HashMap[BytesKey, Integer]
+    private val byteKeys = scala.collection.mutable.ArrayBuffer.empty[Array[Byte]]
+
+    def write(value: Any): Unit =
+      if (value == null) writeNull()
+      else if (bytesKeys) writeBytes(IndexValue.toBytes(t, value))
+      else writeKey(IndexValue.toLong(t, value))
+
+    def writeNull(): Unit = addRow(-1)
+
+    /** A non-null value by its `Long` key ([[IndexValue.toLong]]). */
+    def writeKey(key: Long): Unit = {
+      val mask = table.length - 1
+      var i = mix(key) & mask
+      while (table(i) >= 0 && longKeys(table(i)) != key) i = (i + 1) & mask
+      val slot =
+        if (table(i) >= 0) table(i)
+        else {
+          if (slotCount == longKeys.length) longKeys = java.util.Arrays.copyOf(longKeys, slotCount * 2)
+          longKeys(slotCount) = key
+          table(i) = slotCount
+          newSlot()
+        }
+      addNonNull(slot)
+      if (slotCount * 2 > table.length) rehash()
+    }
+
+    /** A non-null string or binary value by its bytes (not copied). */
+    def writeBytes(bytes: Array[Byte]): Unit = {
+      val key = new BytesKey(bytes)
+      val existing = byteSlots.get(key)
+      val slot =
+        if (existing != null) existing.intValue
+        else {
+          byteKeys += bytes
+          byteSlots.put(key, slotCount)
+          newSlot()
+        }
+      addNonNull(slot)
+    }
+
+    private def newSlot(): Int = {
+      callOfLastNewKey = nonNullRows
+      slotCount += 1
+      slotCount - 1
+    }
+
+    private def addNonNull(slot: Int): Unit = {
+      nonNullRows += 1
+      addRow(slot)
+    }
+
+    private def addRow(slot: Int): Unit = {
+      if (rowCount == rowSlots.length) rowSlots = java.util.Arrays.copyOf(rowSlots, rowCount * 2)
+      rowSlots(rowCount) = slot
+      rowCount += 1
+    }
+
+    private def rehash(): Unit = {
+      table = Array.fill(table.length * 2)(-1)
+      val mask = table.length - 1
+      for (slot <- 0 until slotCount) {
+        var i = mix(longKeys(slot)) & mask
+        while (table(i) >= 0) i = (i + 1) & mask
+        table(i) = slot
+      }
+    }
+
+    private def keyHash(slot: Int): Int =
+      if (bytesKeys) IndexValue.bytesHashCode(byteKeys(slot)) else IndexValue.javaHashCode(t, longKeys(slot))
+
+    private def writeKeyBytes(out: DataOutputStream, slot: Int): Unit =
+      if (bytesKeys) {
+        out.writeInt(byteKeys(slot).length)
+        out.write(byteKeys(slot))
+      } else writeLongKey(out, IndexValue.keyWidth(t), longKeys(slot))
+
+    private def keySize(slot: Int): Int = if (bytesKeys) 4 + byteKeys(slot).length else IndexValue.keyWidth(t)
+
+    def serialize(): Array[Byte] = {
+      // rows of every slot, ascending, by a counting sort over rowSlots
+      val starts = new Array[Int](slotCount + 1)
+      var nulls = 0
+      for (r <- 0 until rowCount) { val s = rowSlots(r); if (s < 0) nulls += 1 else starts(s + 1) += 1 }
+      for (s <- 0 until slotCount) starts(s + 1) += starts(s)
+      val rows = new Array[Int](nonNullRows)
+      val nullRows = new Array[Int](nulls)
+      val fill = java.util.Arrays.copyOf(starts, slotCount)
+      var n = 0
+      for (r <- 0 until rowCount) {
+        val s = rowSlots(r)
+        if (s < 0) { nullRows(n) = r; n += 1 }
+        else { rows(fill(s)) = r; fill(s) += 1 }
+      }
+
+      // computeIfAbsent per non-null row: only new keys change the table, plus the resize a
+      // later call (a repeated key) performs at its start
+      val calls = (0 until slotCount) ++ (if (nonNullRows > callOfLastNewKey + 1 && slotCount > 0) Seq(0) else Nil)
+      // once JavaOrder emulates tree bins, pass ordering = Some(slot order by compareKeys / compareBytes)
+      val order = JavaOrder.afterComputeIfAbsent(calls)(keyHash)
+
+      val nullBitmap = new RoaringBitmap
+      nullBitmap.addN(nullRows, 0, nulls)
+      val nullBytes = Roaring32.serialize(nullBitmap)
+      val offsets = new Array[Int](slotCount)
+      val lengths = new Array[Int](slotCount)
+      val body = new ByteArrayOutputStream
+      if (nulls >= 2) body.write(nullBytes)
+      for (s <- order) {
+        val count = starts(s + 1) - starts(s)
+        if (count == 1) {
+          offsets(s) = ~rows(starts(s))
+          lengths(s) = -1
+        } else {
+          val bm = new RoaringBitmap
+          bm.addN(rows, starts(s), count)
+          val bytes = Roaring32.serialize(bm)
+          offsets(s) = body.size
+          lengths(s) = bytes.length
+          body.write(bytes)
+        }
+      }
+      val nullOffset = if (nulls == 1) ~nullRows(0) else 0
+
+      val file = new ByteArrayOutputStream(64 + body.size)
+      val out = new DataOutputStream(file)
+      out.writeByte(version)
+      out.writeInt(rowCount)
+      out.writeInt(slotCount)
+      out.writeBoolean(nulls > 0)
+      if (nulls > 0) out.writeInt(nullOffset)
+      if (version == 1) {
+        for (s <- order) { writeKeyBytes(out, s); out.writeInt(offsets(s)) }
+      } else {
+        if (nulls > 0) out.writeInt(nullBytes.length)
+        val sorted = order.sortWith((a, b) => compareSlots(a, b) < 0)
+        val blocks = scala.collection.mutable.ArrayBuffer.empty[(Int, Int, Int)] // (first entry, entries, size)
+        for ((s, i) <- sorted.zipWithIndex) {
+          val e = 8 + keySize(s)
+          if (4 + e > indexBlockSize)
+            throw new IllegalArgumentException(s"index fail: a bitmap index entry of $e bytes does not fit index-block-size $indexBlockSize")
+          if (blocks.isEmpty || blocks.last._3 + e > indexBlockSize) blocks += ((i, 0, 4))
+          val (first, entries, size) = blocks.last
+          blocks(blocks.length - 1) = (first, entries + 1, size + e)
+        }
+        out.writeInt(blocks.length)
+        var blockOffset = 0
+        for ((first, _, size) <- blocks) {
+          writeKeyBytes(out, sorted(first))
+          out.writeInt(blockOffset)
+          blockOffset += size
+        }
+        out.writeInt(blockOffset)
+        for ((first, entries, _) <- blocks) {
+          out.writeInt(entries)
+          for (s <- sorted.slice(first, first + entries)) {
+            writeKeyBytes(out, s)
+            out.writeInt(offsets(s))
+            out.writeInt(lengths(s))
+          }
+        }
+      }
+      body.writeTo(out)
+      out.flush()
+      file.toByteArray
+    }
+
+    private def compareSlots(a: Int, b: Int): Int =
+      if (bytesKeys) IndexValue.compareBytes(byteKeys(a), byteKeys(b)) else IndexValue.compareKeys(t, longKeys(a), longKeys(b))
+  }
+
+  private def writeLongKey(out: DataOutputStream, width: Int, key: Long): Unit = width match {
+    case 1 => out.writeByte(key.toInt)
+    case 2 => out.writeShort(key.toInt)
+    case 4 => out.writeInt(key.toInt)
+    case _ => out.writeLong(key)
+  }
+
+  /** murmur3's fmix64, to spread `Long` keys over the open-addressing table. */
+  private def mix(key: Long): Int = {
+    var h = key
+    h ^= h >>> 33
+    h *= 0xff51afd7ed558ccdL
+    h ^= h >>> 33
+    h *= 0xc4ceb9fe1a85ec53L
+    (h ^ (h >>> 33)).toInt
+  }
+
+  /** A byte-string key with value equality (the bitmap writer's and v1 reader's map keys). */
+  private final class BytesKey(val bytes: Array[Byte]) {
+    override val hashCode: Int = java.util.Arrays.hashCode(bytes)
+    override def equals(o: Any): Boolean = o match {
+      case k: BytesKey => java.util.Arrays.equals(bytes, k.bytes)
+      case _           => false
+    }
+  }
+
+  /** Reads a payload in `bytes(offset until offset + length)` (not copied). */
+  def read(t: KeyType, bytes: Array[Byte], source: String, offset: Int = 0, length: Int = -1): Reader = {
+    checkSupported(t)
+    new Reader(t, new ByteReader(bytes, source, offset, if (length < 0) bytes.length else offset + length))
+  }
+
+  /** A parsed bitmap index. v1 metas are read whole; v2 index blocks are read when first needed. */
+  final class Reader private[BitmapIndex] (t: KeyType, in: ByteReader) extends FileIndexReader {
+    private val bytesKeys = IndexValue.isBytes(t)
+    private val minKeySize = if (bytesKeys) 4 else IndexValue.keyWidth(t)
+    private val start = in.pos
+
+    val version: Int = in.u8("bitmap index version")
+    if (version != 1 && version != 2) in.fail(s"bitmap index version 1 or 2, found $version", start.toLong)
+    val rowCount: Int = in.i32BE("bitmap rowCount")
+    if (rowCount < 0) in.fail(s"a bitmap rowCount >= 0, found $rowCount", in.pos - 4L)
+    private val keyCount = in.i32BE("bitmap nonNullBitmapNumber")
+    private val hasNull = in.u8("bitmap hasNull") != 0
+    private val nullOffset = if (hasNull) in.i32BE("bitmap nullOffset") else 0
+    private val nullLength = if (hasNull && version == 2) in.i32BE("bitmap nullBitmapLength") else -1
+
+    /** One index entry: key (`Long` or bytes), offset (< 0: the single row ~offset), length (v2). */
+    private final class Entry(val longKey: Long, val bytesKey: Array[Byte], val offset: Int, val length: Int)
+
+    private def readKey(r: ByteReader, what: String): (Long, Array[Byte]) =
+      if (bytesKeys) {
+        val n = r.i32BE(s"$what length")
+        if (n < 0) r.fail(s"$what: a string key length >= 0, found $n", r.pos - 4L)
+        (0L, r.take(n, what))
+      } else {
+        val width = IndexValue.keyWidth(t)
+        r.require(width, what)
+        var v = 0L
+        for (_ <- 0 until width) v = (v << 8) | r.u8(what)
+        (if (width == 8) v else (v << (64 - 8 * width)) >> (64 - 8 * width), null)
+      }
+
+    private def readEntry(r: ByteReader, withLength: Boolean): Entry = {
+      val (l, b) = readKey(r, "bitmap key")
+      val offset = r.i32BE("bitmap offset")
+      new Entry(l, b, offset, if (withLength) r.i32BE("bitmap length") else -1)
+    }
+
+    private def checkCount(count: Int, entrySize: Int, what: String, r: ByteReader): Unit =
+      if (count < 0 || count.toLong * entrySize > r.remaining)
+        r.fail(s"a $what that fits the ${r.remaining} bytes left (>= $entrySize bytes each), found $count", r.pos - 4L)
+
+    private def compare(e: Entry, longKey: Long, bytesKey: Array[Byte]): Int =
+      if (bytesKeys) IndexValue.compareBytes(e.bytesKey, bytesKey) else IndexValue.compareKeys(t, e.longKey, longKey)
+
+    // v1: every entry; v2: the block directory, and each block once read
+    private var v1Entries: Map[Any, Entry] = Map.empty
+    private var directory: Array[Entry] = Array.empty
+    private var blockEnds: Array[Int] = Array.empty
+    private var blocks: Array[Array[Entry]] = Array.empty
+    private var blocksStart = 0
+    private var bodyStart = 0
+
+    if (version == 1) {
+      checkCount(keyCount, minKeySize + 4, "bitmap key count", in)
+      val entries = Array.fill(keyCount)(readEntry(in, withLength = false))
+      v1Entries = entries.iterator.map(e => (if (bytesKeys) new BytesKey(e.bytesKey) else e.longKey) -> e).toMap
+      bodyStart = in.pos
+    } else {
+      if (keyCount < 0) in.fail(s"a bitmap key count >= 0, found $keyCount", start + 5L)
+      val blockCount = in.i32BE("bitmap blockCount")
+      checkCount(blockCount, minKeySize + 4, "bitmap block count", in)
+      directory = Array.fill(blockCount)(readEntry(in, withLength = false))
+      val blocksSize = in.i32BE("bitmap bitmapBodyOffset")
+      blocksStart = in.pos
+      in.require(blocksSize.toLong, "bitmap index blocks")
+      bodyStart = blocksStart + blocksSize
+      blockEnds = new Array[Int](blockCount)
+      for (i <- 0 until blockCount) {
+        val at = directory(i).offset
+        val end = if (i + 1 < blockCount) directory(i + 1).offset else blocksSize
+        if (at < 0 || at > end || end > blocksSize)
+          in.fail(s"bitmap block offsets ascending inside the $blocksSize bytes of index blocks, found $at..$end for block $i", blocksStart.toLong)
+        blockEnds(i) = end
+      }
+      blocks = new Array(blockCount)
+    }
+
+    private def block(i: Int): Array[Entry] = {
+      if (blocks(i) == null) {
+        val r = new ByteReader(in.bytes, in.source, blocksStart + directory(i).offset, blocksStart + blockEnds(i))
+        val n = r.i32BE("bitmap block entryCount")
+        checkCount(n, minKeySize + 8, "bitmap block entry count", r)
+        blocks(i) = Array.fill(n)(readEntry(r, withLength = true))
+      }
+      blocks(i)
+    }
+
+    private def find(longKey: Long, bytesKey: Array[Byte]): Entry =
+      if (version == 1) v1Entries.getOrElse(if (bytesKeys) new BytesKey(bytesKey) else longKey, null)
+      else {
+        // the last block whose first key is <= the key, then the entry in it
+        var lo = 0
+        var hi = directory.length - 1
+        var found = -1
+        while (lo <= hi) {
+          val mid = (lo + hi) >>> 1
+          if (compare(directory(mid), longKey, bytesKey) <= 0) { found = mid; lo = mid + 1 }
+          else hi = mid - 1
+        }
+        if (found < 0) null
+        else {
+          val entries = block(found)
+          var l = 0
+          var h = entries.length - 1
+          var hit: Entry = null
+          while (l <= h && hit == null) {
+            val mid = (l + h) >>> 1
+            val c = compare(entries(mid), longKey, bytesKey)
+            if (c == 0) hit = entries(mid) else if (c < 0) l = mid + 1 else h = mid - 1
+          }
+          hit
+        }
+      }
+
+    private def bitmapAt(offset: Int, length: Int): RoaringBitmap =
+      if (offset < 0) RoaringBitmap.bitmapOf(~offset)
+      else {
+        if (offset.toLong + bodyStart > in.end) in.fail(s"a bitmap offset inside the body, found $offset", bodyStart.toLong)
+        val end = if (version == 2) bodyStart.toLong + offset + length else in.end.toLong
+        if (version == 2 && (length < 0 || end > in.end))
+          in.fail(s"a bitmap length inside the body, found $length at offset $offset", bodyStart.toLong)
+        Roaring32.read(new ByteReader(in.bytes, in.source, bodyStart + offset, end.toInt))
+      }
+
+    /** Rows whose value is `value` (a value of the column type; null: the null rows). */
+    def rowsOf(value: Any): RoaringBitmap =
+      if (value == null) nullRows
+      else {
+        val e =
+          if (bytesKeys) find(0L, IndexValue.toBytes(t, value))
+          else find(IndexValue.toLong(t, value), null)
+        if (e == null) new RoaringBitmap else bitmapAt(e.offset, e.length)
+      }
+
+    def nullRows: RoaringBitmap = if (!hasNull) new RoaringBitmap else bitmapAt(nullOffset, nullLength)
+
+    /** Every distinct non-null key of the index is read when its block is: for tests and tools. */
+    def keyCountInMeta: Int = keyCount
+
+    private def complement(rows: RoaringBitmap): RoaringBitmap = {
+      val all = new RoaringBitmap
+      all.add(0L, rowCount.toLong)
+      all.andNot(rows)
+      all
+    }
+
+    private def union(values: Seq[Any]): RoaringBitmap = {
+      val out = new RoaringBitmap
+      values.foreach(v => out.or(rowsOf(v)))
+      out
+    }
+
+    def evaluate(op: Op, literals: Seq[Any]): FileIndexResult = op match {
+      case Op.Equal | Op.In       => FileIndexResult.Rows(union(literals))
+      case Op.NotEqual | Op.NotIn => FileIndexResult.Rows(complement(union(literals)))
+      case Op.IsNull              => FileIndexResult.Rows(nullRows)
+      case Op.IsNotNull           => FileIndexResult.Rows(complement(nullRows))
+      case _                      => FileIndexResult.Remain
+    }
+  }
+}
