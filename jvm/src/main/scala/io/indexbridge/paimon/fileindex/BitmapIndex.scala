@@ -195,8 +195,8 @@ object BitmapIndex {
       // computeIfAbsent per non-null row: only new keys change the table, plus the resize a
       // later call (a repeated key) performs at its start
       val calls = (0 until slotCount) ++ (if (nonNullRows > callOfLastNewKey + 1 && slotCount > 0) Seq(0) else Nil)
-      // once JavaOrder emulates tree bins, pass ordering = Some(slot order by compareKeys / compareBytes)
-      val order = JavaOrder.afterComputeIfAbsent(calls)(keyHash)
+      // tree bins order colliding keys by the key type's compareTo
+      val order = JavaOrder.afterComputeIfAbsent(calls)(keyHash, Some(Ordering.fromLessThan[Int](compareSlots(_, _) < 0)))
 
       val nullBitmap = new RoaringBitmap
       nullBitmap.addN(nullRows, 0, nulls)

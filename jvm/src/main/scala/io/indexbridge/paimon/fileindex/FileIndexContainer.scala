@@ -219,11 +219,16 @@ object DataFileIndex {
     else Column(text, None)
   }
 
+  /** HashMap<String, _> orders (String is Comparable: tree bins order by compareTo). */
+  private def stringPuts(keys: Iterable[String]) = JavaOrder.afterPuts(keys)(JavaOrder.javaStringHash, Some(JavaOrder.stringCompareTo))
+  private def stringComputes(keys: Iterable[String]) =
+    JavaOrder.afterComputeIfAbsent(keys)(JavaOrder.javaStringHash, Some(JavaOrder.stringCompareTo))
+
   /** The (column name, index types) of the container in Paimon's order; `tableOptions` in the
     * iteration order of the map Paimon was given. */
   def layout(tableOptions: Seq[(String, String)]): Seq[(String, Seq[String])] = {
     val options = tableOptions.toMap
-    val data = JavaOrder.afterPuts(tableOptions.map(_._1))(JavaOrder.javaStringHash)
+    val data = stringPuts(tableOptions.map(_._1))
     // 2: indexTypeOptions
     val columnCalls = Seq.newBuilder[Column]
     val typeCalls = scala.collection.mutable.LinkedHashMap.empty[Column, Vector[String]]
@@ -235,8 +240,8 @@ object DataFileIndex {
         typeCalls(column) = typeCalls.getOrElse(column, Vector.empty) :+ indexType
       }
     }
-    val columns = JavaOrder.afterComputeIfAbsent(columnCalls.result())(_.javaHashCode)
-    def typesOf(c: Column) = JavaOrder.afterComputeIfAbsent(typeCalls(c))(JavaOrder.javaStringHash)
+    val columns = JavaOrder.afterComputeIfAbsent(columnCalls.result())(_.javaHashCode) // Column is not Comparable
+    def typesOf(c: Column) = stringComputes(typeCalls(c))
     // 3: maintainers by type, then by column; map maintainers keep their keys
     val maintainerTypes = Vector.newBuilder[String]
     val maintainerColumns = scala.collection.mutable.HashMap.empty[String, Vector[String]]
@@ -249,10 +254,10 @@ object DataFileIndex {
     // 4: indexMaps
     val nameCalls = Vector.newBuilder[String]
     val typesByName = scala.collection.mutable.HashMap.empty[String, Vector[String]]
-    for (t <- JavaOrder.afterComputeIfAbsent(maintainerTypes.result())(JavaOrder.javaStringHash);
-         c <- JavaOrder.afterPuts(maintainerColumns(t))(JavaOrder.javaStringHash)) {
+    for (t <- stringComputes(maintainerTypes.result());
+         c <- stringPuts(maintainerColumns(t))) {
       val names = mapKeys.get((t, c)) match {
-        case Some(keys) => JavaOrder.afterPuts(JavaOrder.afterPuts(keys)(JavaOrder.javaStringHash).map(k => s"$c[$k]"))(JavaOrder.javaStringHash)
+        case Some(keys) => stringPuts(stringPuts(keys).map(k => s"$c[$k]"))
         case None       => Vector(c)
       }
       for (n <- names) {
@@ -260,8 +265,8 @@ object DataFileIndex {
         typesByName(n) = typesByName.getOrElse(n, Vector.empty) :+ t
       }
     }
-    JavaOrder.afterComputeIfAbsent(nameCalls.result())(JavaOrder.javaStringHash).map { n =>
-      n -> JavaOrder.afterPuts(typesByName(n))(JavaOrder.javaStringHash)
+    stringComputes(nameCalls.result()).map { n =>
+      n -> stringPuts(typesByName(n))
     }
   }
 
