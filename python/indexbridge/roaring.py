@@ -13,11 +13,15 @@ All fields are little-endian::
       bitmap  non-run, cardinality >  4096    1024 x u64 words (8192 bytes)
       run                                     u16 nruns, nruns x (u16 start, u16 length-1)
 
-Writers call ``run_optimize()`` first, as Paimon does (``runOptimize()``), which makes the bytes
+Paimon writers call ``run_optimize()`` first, as Paimon does (``runOptimize()``), which makes the bytes
 a pure function of the set. Readers parse the headers here to learn the exact serialized length
 (the 64-bit layout concatenates bitmaps without length framing) and to reject malformed headers
 before pyroaring sees them; pyroaring (CRoaring's ``portable_deserialize_safe`` plus its internal
 validation) then checks the container contents.
+
+Zap's bitmaps are Go roaring v0.4.23's (spec/zap.md §13): built by ``Add`` in ascending order and
+never run-optimised, except that a bitmap container that becomes full turns into the run
+``[0, 65535]``. :func:`serialize_go` writes exactly that.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import operator
 import struct
 from itertools import accumulate
 
+import numpy as np
 from pyroaring import BitMap
 
 from indexbridge.bytes import ByteReader
@@ -44,6 +49,44 @@ def serialize32(bm: BitMap) -> bytes:
     """Paimon's canonical bytes of ``bm``: ``run_optimize()`` (in place), then ``serialize()``."""
     bm.run_optimize()
     return bm.serialize()
+
+
+def serialize_go(values: np.ndarray) -> bytes:
+    """Go roaring v0.4.23's ``ToBytes()`` of a bitmap built by ``Add`` over sorted unique ``values``.
+
+    Hand-written because no library reproduces Go's full-container rule: a container is an
+    array up to 4096 values, the single run ``[0, 65535]`` when full, a bitmap otherwise.
+    """
+    values = np.asarray(values, dtype=np.uint32)
+    keys, starts, counts = np.unique(values >> 16, return_index=True, return_counts=True)
+    n = len(keys)
+    bodies = []
+    for start, count in zip(starts.tolist(), counts.tolist()):
+        low = (values[start : start + count] & 0xFFFF).astype("<u2")
+        if count == MAX_CONTAINERS:
+            bodies.append(b"\x01\x00\x00\x00\xff\xff")
+        elif count > ARRAY_MAX_CARDINALITY:
+            bits = np.zeros(MAX_CONTAINERS, dtype=np.uint8)
+            bits[low] = 1
+            bodies.append(np.packbits(bits, bitorder="little").tobytes())
+        else:
+            bodies.append(low.tobytes())
+    header = bytearray()
+    runs = counts == MAX_CONTAINERS
+    if runs.any():
+        header += struct.pack("<I", SERIAL_COOKIE | (n - 1) << 16)
+        header += np.packbits(runs, bitorder="little").tobytes()
+    else:
+        header += struct.pack("<II", SERIAL_COOKIE_NO_RUNCONTAINER, n)
+    pairs = np.empty(2 * n, dtype="<u2")
+    pairs[0::2] = keys
+    pairs[1::2] = counts - 1
+    header += pairs.tobytes()
+    if not runs.any() or n >= NO_OFFSET_THRESHOLD:
+        sizes = [len(b) for b in bodies]
+        offsets = list(accumulate(sizes, initial=len(header) + 4 * n))[:n]
+        header += struct.pack(f"<{n}I", *offsets)
+    return bytes(header) + b"".join(bodies)
 
 
 def _set_bits(bitset: memoryview) -> list[int]:
