@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 PAIMON_TABLE_FORMATS = ("dv32", "dv64", "hash")
+ZAP_CASE_FIXTURES = ("zap_case", "zap_segment_name")
 
 
 def _vectors_root() -> Path:
@@ -28,8 +29,33 @@ def vectors_dir() -> Path:
     return root
 
 
+def _zap_manifest() -> dict:
+    manifest = _vectors_root() / "zap" / "manifest.json"
+    if not manifest.is_file():
+        pytest.fail(f"golden vectors not found: {manifest} (set INDEXBRIDGE_VECTORS)", pytrace=False)
+    return json.loads(manifest.read_text())
+
+
+def zap_segment_names() -> list[str]:
+    """Every segment of the zap vectors: the top-level cases and their merge inputs."""
+    names = []
+    for case in _zap_manifest()["cases"]:
+        names.append(case["case"])
+        names.extend(case["merge_inputs"] or ())
+    return names
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Parametrize ``paimon_table_case`` with every dv32/dv64/hash entry of the Paimon manifest."""
+    """Parametrize ``paimon_table_case`` with every dv32/dv64/hash entry of the Paimon manifest,
+    ``zap_case`` with every case of the zap manifest (its top-level ``format`` copied in) and
+    ``zap_segment_name`` with every .zap of the zap vectors, merge inputs included."""
+    if "zap_case" in metafunc.fixturenames:
+        manifest = _zap_manifest()
+        cases = [{**c, "format": manifest["format"]} for c in manifest["cases"]]
+        metafunc.parametrize("zap_case", cases, ids=[c["case"] for c in cases])
+    if "zap_segment_name" in metafunc.fixturenames:
+        names = zap_segment_names()
+        metafunc.parametrize("zap_segment_name", names, ids=names)
     if "paimon_table_case" in metafunc.fixturenames:
         manifest = _vectors_root() / "paimon" / "manifest.json"
         if not manifest.is_file():

@@ -32,6 +32,9 @@ MAX_UVARINT_BYTES = 10
 
 def put_uvarint(out: bytearray, value: int) -> None:
     """Append Go's ``binary.PutUvarint(value)`` (minimal unsigned LEB128) to ``out``."""
+    if value < 0x80:
+        out.append(value)
+        return
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
         value >>= 7

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import operator
 import struct
+from collections.abc import Sequence
 from itertools import accumulate
 
 import numpy as np
@@ -51,12 +52,15 @@ def serialize32(bm: BitMap) -> bytes:
     return bm.serialize()
 
 
-def serialize_go(values: np.ndarray) -> bytes:
+def serialize_go(values: Sequence[int] | np.ndarray) -> bytes:
     """Go roaring v0.4.23's ``ToBytes()`` of a bitmap built by ``Add`` over sorted unique ``values``.
 
     Hand-written because no library reproduces Go's full-container rule: a container is an
     array up to 4096 values, the single run ``[0, 65535]`` when full, a bitmap otherwise.
     """
+    n = len(values)
+    if 0 < n <= ARRAY_MAX_CARDINALITY and values[0] >> 16 == values[-1] >> 16:  # one array container
+        return struct.pack(f"<IIHHI{n}H", SERIAL_COOKIE_NO_RUNCONTAINER, 1, values[0] >> 16, n - 1, 16, *(v & 0xFFFF for v in values))
     values = np.asarray(values, dtype=np.uint32)
     keys, starts, counts = np.unique(values >> 16, return_index=True, return_counts=True)
     n = len(keys)

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
 
-from indexbridge.bytes import ByteReader, put_uvarint
+from indexbridge.bytes import ByteReader, put_uvarint, uvarint_bytes
 from indexbridge.errors import IndexFormatError
 from indexbridge.roaring import read_roaring32, serialize_go
 
@@ -71,11 +72,12 @@ def is_one_hit(value: int) -> bool:
     return value & ENCODING_MASK == ONE_HIT_FLAG
 
 
+_uvarint = lru_cache(maxsize=1 << 16)(uvarint_bytes)  # freqs, norms and chunk ends repeat a lot
+
+
 def encode_freq_norm(freq: int, has_locs: bool, bits: int) -> bytes:
-    out = bytearray()
-    put_uvarint(out, freq << 1 | has_locs)
-    put_uvarint(out, bits)
-    return bytes(out)
+    """A hit's freq/norm entry: uvarint (freq << 1 | hasLocs), uvarint norm bits."""
+    return _uvarint(freq << 1 | has_locs) + _uvarint(bits)
 
 
 def encode_locations(locations: list[Location] | tuple[Location, ...]) -> bytes:
@@ -103,15 +105,18 @@ def num_chunks(num_docs: int, chunk_factor: int) -> int:
 
 def encode_chunked(docs: list[int], entries: list[bytes], chunk_factor: int, chunks: int) -> bytes:
     """A chunked block holding ``entries[i]`` (already encoded) for ``docs[i]`` (ascending)."""
-    lengths = [0] * chunks
+    sizes: dict[int, int] = {}  # chunk -> bytes, only chunks with hits, ascending (docs are)
     for doc, entry in zip(docs, entries):
-        lengths[doc // chunk_factor] += len(entry)
-    out = bytearray()
-    put_uvarint(out, chunks)
-    end = 0
-    for length in lengths:
-        end += length
-        put_uvarint(out, end)
+        c = doc // chunk_factor
+        sizes[c] = sizes.get(c, 0) + len(entry)
+    out = bytearray(_uvarint(chunks))
+    end = done = 0
+    for c, size in sizes.items():
+        out += _uvarint(end) * (c - done)  # empty chunks repeat the previous end
+        end += size
+        out += _uvarint(end)
+        done = c + 1
+    out += _uvarint(end) * (chunks - done)
     out += b"".join(entries)
     return bytes(out)
 
@@ -130,7 +135,7 @@ def write_postings(
     loc_offset = len(out)
     out += encode_chunked(docs, loc_entries, chunk_factor, chunks)
     record_offset = len(out)
-    roaring = serialize_go(np.asarray(docs, dtype=np.uint32))
+    roaring = serialize_go(docs)
     put_uvarint(out, freq_offset)
     put_uvarint(out, loc_offset)
     put_uvarint(out, len(roaring))
