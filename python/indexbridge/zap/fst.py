@@ -35,6 +35,7 @@ EMPTY_ADDR = 0
 NONE_ADDR = 1
 REGISTRY_BUCKETS = 10000
 REGISTRY_CELLS = 2
+NODE_CACHE_SIZE = 1 << 16  # decoded nodes kept by a reader
 _FNV_OFFSET = 14695981039346656037
 _FNV_PRIME = 1099511628211
 _U64 = (1 << 64) - 1
@@ -256,6 +257,7 @@ class Fst:
         self.num_keys = reader.u64_le("vellum key count")
         self.root = reader.u64_le("vellum root address")
         self._nodes_end = size - FOOTER_SIZE
+        self._cache: dict[int, tuple[bool, int, list[tuple[int, int, int]]]] = {}
         if self.root != EMPTY_ADDR and not HEADER_SIZE <= self.root < self._nodes_end:
             raise self._error(size - 8, f"a root address in [{HEADER_SIZE}, {self._nodes_end}), found {self.root}")
 
@@ -264,6 +266,14 @@ class Fst:
 
     def _node(self, addr: int) -> tuple[bool, int, list[tuple[int, int, int]]]:
         """(final, finalOutput, transitions ascending by input) of the node whose flag is at ``addr``."""
+        node = self._cache.get(addr)
+        if node is None:
+            if len(self._cache) >= NODE_CACHE_SIZE:
+                self._cache.clear()
+            node = self._cache[addr] = self._decode_node(addr)
+        return node
+
+    def _decode_node(self, addr: int) -> tuple[bool, int, list[tuple[int, int, int]]]:
         if addr == EMPTY_ADDR:
             return True, 0, []
         data = self.data

@@ -223,18 +223,20 @@ class PostingsList:
         return len(self.docs)
 
     def raw_hits(self) -> list[RawHit]:
+        """Every hit with its on-disk bytes (decoded once, then kept)."""
         if self._hits is None:
-            self._hits = self._decode()
+            self._hits = list(self._decode())
         return self._hits
 
     def __iter__(self) -> Iterator[Posting]:
-        return (h.posting for h in self.raw_hits())
+        """The hits in docNum order, decoded as they are consumed."""
+        hits = self._hits if self._hits is not None else self._decode()
+        return (h.posting for h in hits)
 
-    def _decode(self) -> list[RawHit]:
+    def _decode(self) -> Iterator[RawHit]:
         data, source, freq_offset, loc_offset, file_end, cf, _, _ = self._record
         freq_block = _ChunkedReader(data, source, freq_offset, file_end, "freq/norm")
         loc_block = _ChunkedReader(data, source, loc_offset, file_end, "location")
-        hits = []
         chunk = -1
         freqs = locs = None
         for doc in self.docs.tolist():
@@ -266,5 +268,4 @@ class PostingsList:
                     found.append(Location(field_id, pos, start, end, aps))
                 locations = tuple(found)
                 loc_bytes = bytes(locs.data[loc_at : locs.pos])
-            hits.append(RawHit(Posting(doc, code >> 1, bits, locations), freq_bytes, loc_bytes))
-        return hits
+            yield RawHit(Posting(doc, code >> 1, bits, locations), freq_bytes, loc_bytes)
