@@ -102,7 +102,7 @@ def describe(segment: Segment) -> dict:
         terms = []
         for term, value in dictionary.items():
             entry: dict = {"term": bytes_json(term), "fst_value": str(value)}
-            postings = segment.postings_at(value)
+            postings = segment.postings_at(value, info.dict_offset)
             if is_one_hit(value):
                 entry["encoding"] = "1hit"
             else:

@@ -363,20 +363,29 @@ class Fst:
 
     def items(self, start: bytes | None = None, end: bytes | None = None) -> Iterator[tuple[bytes, int]]:
         """``(key, value)`` in ascending key order with ``start <= key < end`` (None = unbounded)."""
-        # Depth-first walk; every target lies below its node, so the walk ends on any input.
-        stack = [(self.root, 0, b"", True)]  # (addr, output so far, key so far, emit final)
+        # Depth-first walk. Every target lies below its node, so the walk ends on any input; a
+        # dead end (a non-final node without transitions) and more keys than the footer's count
+        # are rejected, so the work stays proportional to the keys produced.
+        stack = [(self.root, 0, b"")]  # (addr, output so far, key so far)
+        emitted = 0
         while stack:
-            addr, total, key, visit_final = stack.pop()
+            addr, total, key = stack.pop()
             if end is not None and key >= end:
                 continue
             final, final_output, trans = self._node(addr)
-            if visit_final and final and (start is None or key >= start):
-                yield key, total + final_output
+            if not final and not trans and addr != self.root:  # the empty FST's root is the one exception
+                raise self._error(addr, "a final state or a transition (vellum node), found a dead end")
+            if final:
+                emitted += 1
+                if emitted > self.num_keys:
+                    raise self._error(len(self.data) - 16, f"at most {self.num_keys} keys (the footer's count), found more")
+                if start is None or key >= start:
+                    yield key, total + final_output
             for inp, output, target in reversed(trans):
                 child = key + bytes((inp,))
                 if start is not None and child < start[: len(child)]:
                     continue  # the whole subtree sorts below start
-                stack.append((target, total + output, child, True))
+                stack.append((target, total + output, child))
 
     def prefix(self, prefix: bytes) -> Iterator[tuple[bytes, int]]:
         """``(key, value)`` of the keys starting with ``prefix``, ascending."""

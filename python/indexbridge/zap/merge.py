@@ -143,7 +143,8 @@ def merge_segments(
             nums = mapping[i]
             source_names = segments[i].field_names
             last = (0, 0, 0)
-            for hit, freq_bytes, loc_bytes in dictionary.segment.postings_at(value).raw_hits():
+            postings = dictionary.segment.postings_at(value, dictionary.field.dict_offset)
+            for hit, freq_bytes, loc_bytes in postings.raw_hits():
                 new_doc = nums[hit.doc] if hit.doc < len(nums) else DROPPED
                 if new_doc == DROPPED:
                     continue

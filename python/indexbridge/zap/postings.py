@@ -195,8 +195,8 @@ class PostingsList:
         return cls(np.array([doc], dtype=np.uint32), [RawHit(Posting(doc, 1, bits, None), encode_freq_norm(1, False, bits), b"")])
 
     @classmethod
-    def read(cls, data: memoryview, source: str, offset: int, file_end: int, chunk_factor: int) -> PostingsList:
-        """The postings record at ``offset`` (hits are decoded on first use)."""
+    def read(cls, data: memoryview, source: str, offset: int, file_end: int, chunk_factor: int, num_docs: int) -> PostingsList:
+        """The postings record at ``offset`` (hits are decoded on first use); docNums must be < ``num_docs``."""
         reader = ByteReader(data, source, offset, file_end)
         freq_offset = reader.uvarint("freq/norm block offset")
         loc_offset = reader.uvarint("location block offset")
@@ -206,6 +206,8 @@ class PostingsList:
         bitmap = read_roaring32(sub)
         if sub.remaining:
             raise sub.error(f"a roaring bitmap of {roaring_len} bytes, it ends {sub.remaining} bytes early")
+        if bitmap and bitmap.max() >= num_docs:  # also bounds the docs array (run containers are compact)
+            raise IndexFormatError(source, roaring_at, f"postings docNums below {num_docs}, found {bitmap.max()}")
         docs = np.array(bitmap.to_array(), dtype=np.uint32)
         for what, at in (("freq/norm", freq_offset), ("location", loc_offset)):
             if at >= file_end:

@@ -219,7 +219,7 @@ class Dictionary:
     def postings(self, term: bytes) -> PostingsList:
         """The term's hits (empty if the term is absent)."""
         value = None if self.fst is None else self.fst.get(term)
-        return PostingsList.empty() if value is None else self.segment.postings_at(value)
+        return PostingsList.empty() if value is None else self.segment.postings_at(value, self.field.dict_offset)
 
 
 class Segment:
@@ -327,13 +327,17 @@ class Segment:
             cached = self._dictionaries[fid] = Dictionary(self, info, fst, fst_len)
         return cached
 
-    def postings_at(self, value: int) -> PostingsList:
-        """The postings list an FST value names: 1-hit, or the record at that offset."""
+    def postings_at(self, value: int, dict_offset: int = 0) -> PostingsList:
+        """The postings list an FST value names: 1-hit, or the record at that offset.
+
+        ``dict_offset`` (the dictionary the value came from) is the offset errors name."""
         if is_one_hit(value):
+            if value & 0x7FFFFFFF >= self.num_docs:
+                raise IndexFormatError(self.source, dict_offset, f"a 1-hit FST value with a docNum below {self.num_docs}, found {value}")
             return PostingsList.one_hit(value)
         if value >> 62 or not 0 < value < len(self.data) - FOOTER_SIZE:
-            raise IndexFormatError(self.source, 0, f"an FST value that is 1-hit or a postings offset in the file, found {value}")
-        return PostingsList.read(self.data, self.source, value, len(self.data) - FOOTER_SIZE, self.chunk_factor)
+            raise IndexFormatError(self.source, dict_offset, f"an FST value that is 1-hit or a postings offset in the file, found {value}")
+        return PostingsList.read(self.data, self.source, value, len(self.data) - FOOTER_SIZE, self.chunk_factor, self.num_docs)
 
     def postings(self, field: str, term: bytes) -> PostingsList:
         """Hits of ``term`` in ``field`` (empty for an unknown field or term)."""
@@ -361,7 +365,7 @@ class Segment:
         out = [(ID_FIELD_NAME, "t", doc_id, ())]
         for v in values:
             if v.field_id >= len(self.fields):
-                raise IndexFormatError(self.source, 0, f"a stored field id below {len(self.fields)}, found {v.field_id}")
+                raise IndexFormatError(self.source, self.record_reader(doc).pos, f"a stored field id below {len(self.fields)}, found {v.field_id}")
             out.append((self.fields[v.field_id].name, v.type, v.value, v.array_positions))
         return out
 
