@@ -155,9 +155,10 @@ class FstBuilder:
         if node.final and not node.trans and node.final_output == 0:
             return EMPTY_ADDR
         key = node.key()
-        cells = self._registry.get(self._hash(node))
+        bucket = self._hash(node)
+        cells = self._registry.get(bucket)
         if cells is None:
-            cells = self._registry[self._hash(node)] = [[None, 0], [None, 0]]
+            cells = self._registry[bucket] = [[None, 0], [None, 0]]
         for i, cell in enumerate(cells):
             if cell[0] == key:
                 if i:

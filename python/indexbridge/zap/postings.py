@@ -121,6 +121,12 @@ def encode_chunked(docs: list[int], entries: list[bytes], chunk_factor: int, chu
     return bytes(out)
 
 
+@lru_cache(maxsize=64)
+def _empty_block(chunks: int) -> bytes:
+    """A chunked block without data: C, then C end offsets of 0."""
+    return _uvarint(chunks) + b"\x00" * chunks
+
+
 def write_postings(
     out: bytearray,
     docs: list[int],
@@ -133,7 +139,7 @@ def write_postings(
     freq_offset = len(out)
     out += encode_chunked(docs, freq_entries, chunk_factor, chunks)
     loc_offset = len(out)
-    out += encode_chunked(docs, loc_entries, chunk_factor, chunks)
+    out += encode_chunked(docs, loc_entries, chunk_factor, chunks) if any(loc_entries) else _empty_block(chunks)
     record_offset = len(out)
     roaring = serialize_go(docs)
     put_uvarint(out, freq_offset)

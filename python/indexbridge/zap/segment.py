@@ -26,6 +26,7 @@ import os
 import struct
 import zlib
 from collections.abc import Iterator, Sequence
+from itertools import chain
 from dataclasses import dataclass
 
 from indexbridge.bytes import ByteReader, put_uvarint
@@ -94,17 +95,17 @@ def build_segment(documents: Sequence[Document], chunk_factor: int = DEFAULT_CHU
     for doc_num, doc in enumerate(documents):
         lengths: dict[int, int] = {}
         frequencies: dict[int, dict[bytes, list]] = {}
-        for name, length, tokens in [(c.name, c.length, c.tokens) for c in doc.composite_fields] + [
-            (f.name, f.length, f.tokens) for f in doc.fields
-        ]:
-            fid = ids[name]
-            lengths[fid] = lengths.get(fid, 0) + length
-            merged = frequencies.setdefault(fid, {})
-            for token in tokens or ():
+        for instance in chain(doc.composite_fields, doc.fields):  # composites first, then document order
+            fid = ids[instance.name]
+            lengths[fid] = lengths.get(fid, 0) + instance.length
+            merged = frequencies.get(fid)
+            if merged is None:
+                merged = frequencies[fid] = {}
+            for token in instance.tokens or ():
                 locations = [
                     Location(ids[loc.field] if loc.field else fid, loc.pos, loc.start, loc.end, tuple(loc.array_positions))
                     for loc in token.locations
-                ]
+                ] if token.locations else []
                 entry = merged.get(token.term)
                 if entry is None:
                     merged[token.term] = [token.freq, locations]

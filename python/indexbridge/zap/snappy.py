@@ -67,7 +67,7 @@ def _encode_block(out: bytearray, src: bytes) -> None:
     while table_size < MAX_TABLE_SIZE and table_size < n:
         table_size *= 2
         shift -= 1
-    table = [0] * MAX_TABLE_SIZE
+    table = [0] * table_size  # hashes are < 2^(32 - shift) = table_size: Go's larger table is never touched beyond
     load32 = _U32_LE.unpack_from
     load64 = _U64_LE.unpack_from
     s_limit = n - INPUT_MARGIN
