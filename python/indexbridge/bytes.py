@@ -15,6 +15,7 @@ CRC-32 is ``zlib.crc32`` (the same function as ``java.util.zip.CRC32``).
 from __future__ import annotations
 
 import struct
+from functools import lru_cache
 
 from indexbridge.errors import IndexFormatError
 
@@ -46,6 +47,12 @@ def uvarint_bytes(value: int) -> bytes:
     out = bytearray()
     put_uvarint(out, value)
     return bytes(out)
+
+
+@lru_cache(maxsize=1 << 16)
+def small_uvarint(value: int) -> bytes:
+    """:func:`uvarint_bytes`, cached: for the small values (lengths, counts, norms) that repeat a lot."""
+    return uvarint_bytes(value)
 
 
 def uvarint_size(value: int) -> int:

@@ -98,12 +98,18 @@ def _set_bits(bitset: memoryview) -> list[int]:
     return [8 * i + bit for i, byte in enumerate(bitset) if byte for bit in range(8) if byte >> bit & 1]
 
 
-def read_roaring32(reader: ByteReader) -> BitMap:
-    """Read one portable roaring bitmap at ``reader.pos`` and consume exactly its bytes.
+def container_layout(data: bytes | memoryview) -> tuple[int, list[tuple[int, str, int]]]:
+    """(cookie without the count, [(key, "array" | "bitmap" | "run", cardinality), ...]) of a
+    valid portable bitmap: how it was serialized, which the set alone does not tell."""
+    reader = ByteReader(data)
+    cookie, n, runs, keys, cardinalities = _read_header(reader)
+    run_set = set(runs)
+    kinds = ["run" if i in run_set else "bitmap" if c > ARRAY_MAX_CARDINALITY else "array" for i, c in enumerate(cardinalities)]
+    return cookie & 0xFFFF, list(zip(keys, kinds, cardinalities))
 
-    Plain ``struct`` and builtins rather than numpy: most bitmaps have a handful of containers,
-    where numpy's per-call overhead would cost ten times the deserialization itself.
-    """
+
+def _read_header(reader: ByteReader) -> tuple[int, int, list[int], tuple[int, ...], list[int]]:
+    """(cookie, container count, run container indexes, keys, cardinalities); checks the keys."""
     start = reader.pos
     cookie = reader.u32_le("roaring cookie")
     if cookie & 0xFFFF == SERIAL_COOKIE:
@@ -131,11 +137,21 @@ def read_roaring32(reader: ByteReader) -> BitMap:
             f"strictly ascending roaring container keys, container {i} has key {keys[i]} after {keys[i - 1]}",
             header_pos + 4 * i,
         )
+    return cookie, n, runs, keys, [c + 1 for c in cardinalities_minus_1]
+
+
+def read_roaring32(reader: ByteReader) -> BitMap:
+    """Read one portable roaring bitmap at ``reader.pos`` and consume exactly its bytes.
+
+    Plain ``struct`` and builtins rather than numpy: most bitmaps have a handful of containers,
+    where numpy's per-call overhead would cost ten times the deserialization itself.
+    """
+    start = reader.pos
+    cookie, n, runs, keys, cardinalities = _read_header(reader)
     offsets_pos = reader.pos
     has_offsets = cookie == SERIAL_COOKIE_NO_RUNCONTAINER or n >= NO_OFFSET_THRESHOLD
     offsets = struct.unpack(f"<{n}I", reader.take(4 * n, "roaring offset header")) if has_offsets else ()
 
-    cardinalities = [c + 1 for c in cardinalities_minus_1]
     sizes = [BITMAP_CONTAINER_BYTES if c > ARRAY_MAX_CARDINALITY else 2 * c for c in cardinalities]
     # A run container's size depends on its run count, stored at its start: walk to each run
     # container in order, past the (by then known) sizes of the containers before it.

@@ -14,7 +14,7 @@ import gzip
 import json
 from pathlib import Path
 
-from indexbridge.roaring import SERIAL_COOKIE
+from indexbridge.roaring import container_layout
 from indexbridge.storage import write_atomically
 from indexbridge.zap.analysis import CompositeField, Document, Field, Token, TokenLocation
 from indexbridge.zap.merge import merge_segments
@@ -72,26 +72,6 @@ def documents_from_json(items: list[dict]) -> list[Document]:
     return docs
 
 
-def _roaring_layout(raw: bytes) -> tuple[int, list]:
-    """(cookie, [[key, kind, cardinality], ...]) of a portable roaring blob (for the description)."""
-    cookie = int.from_bytes(raw[0:4], "little")
-    if cookie & 0xFFFF == SERIAL_COOKIE:
-        n = (cookie >> 16) + 1
-        flags = raw[4 : 4 + (n + 7) // 8]
-        at = 4 + (n + 7) // 8
-        runs = [flags[i // 8] >> (i % 8) & 1 for i in range(n)]
-        cookie &= 0xFFFF
-    else:
-        n = int.from_bytes(raw[4:8], "little")
-        at, runs = 8, [0] * n
-    out = []
-    for i in range(n):
-        key = int.from_bytes(raw[at + 4 * i : at + 4 * i + 2], "little")
-        card = int.from_bytes(raw[at + 4 * i + 2 : at + 4 * i + 4], "little") + 1
-        out.append([key, "run" if runs[i] else "bitmap" if card > 4096 else "array", card])
-    return cookie, out
-
-
 def describe(segment: Segment) -> dict:
     """Everything a reader reports about ``segment``, in the shape of a vector's ``segment`` object."""
     f = segment.footer
@@ -109,7 +89,8 @@ def describe(segment: Segment) -> dict:
                 freq_offset, loc_offset, roaring_at, roaring_len = postings.record_info
                 entry["encoding"] = "general"
                 entry["freq_offset"], entry["loc_offset"], entry["roaring_len"] = freq_offset, loc_offset, roaring_len
-                cookie, containers = _roaring_layout(bytes(segment.data[roaring_at : roaring_at + roaring_len]))
+                cookie, layout = container_layout(segment.data[roaring_at : roaring_at + roaring_len])
+                containers = [list(c) for c in layout]
                 entry["roaring_cookie"], entry["roaring_containers"] = cookie, containers
             hits = list(postings)
             entry["docs"] = [h.doc for h in hits]

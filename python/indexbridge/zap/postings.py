@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from indexbridge.bytes import ByteReader, put_uvarint, uvarint_bytes
+from indexbridge.bytes import ByteReader, put_uvarint, small_uvarint
 from indexbridge.errors import IndexFormatError
 from indexbridge.roaring import read_roaring32, serialize_go
 
@@ -72,7 +72,7 @@ def is_one_hit(value: int) -> bool:
     return value & ENCODING_MASK == ONE_HIT_FLAG
 
 
-_uvarint = lru_cache(maxsize=1 << 16)(uvarint_bytes)  # freqs, norms and chunk ends repeat a lot
+_uvarint = small_uvarint  # freqs, norms and chunk ends repeat a lot
 
 
 def encode_freq_norm(freq: int, has_locs: bool, bits: int) -> bytes:

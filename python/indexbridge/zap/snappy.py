@@ -119,6 +119,8 @@ def _encode_block(out: bytearray, src: bytes) -> None:
 
 def encode(src: bytes | bytearray | memoryview) -> bytes:
     """Go's ``snappy.Encode(nil, src)``: the same bytes, block by block of at most 64 KiB."""
+    if not src:
+        return b"\x00"
     src = bytes(src)
     out = bytearray()
     put_uvarint(out, len(src))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from indexbridge.bytes import ByteReader, put_uvarint
+from indexbridge.bytes import ByteReader, put_uvarint, small_uvarint
 from indexbridge.zap import snappy
 
 ID_FIELD = 0
@@ -39,8 +39,7 @@ class StoredValue:
 
 def encode_record(doc_id: bytes, values: list[StoredValue]) -> bytes:
     """A document's record; ``values`` are the non-_id values in on-disk order (field id, then document)."""
-    meta = bytearray()
-    put_uvarint(meta, len(doc_id))
+    meta = bytearray(small_uvarint(len(doc_id)))
     data = bytearray()
     for v in values:
         put_uvarint(meta, v.field_id)
@@ -52,13 +51,7 @@ def encode_record(doc_id: bytes, values: list[StoredValue]) -> bytes:
             put_uvarint(meta, ap)
         data += v.value
     compressed = snappy.encode(data)
-    out = bytearray()
-    put_uvarint(out, len(meta))
-    put_uvarint(out, len(doc_id) + len(compressed))
-    out += meta
-    out += doc_id
-    out += compressed
-    return bytes(out)
+    return b"".join((small_uvarint(len(meta)), small_uvarint(len(doc_id) + len(compressed)), meta, doc_id, compressed))
 
 
 def record_extent(reader: ByteReader) -> tuple[int, int, int]:
