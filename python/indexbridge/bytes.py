@@ -55,11 +55,6 @@ def small_uvarint(value: int) -> bytes:
     return uvarint_bytes(value)
 
 
-def uvarint_size(value: int) -> int:
-    """The number of bytes :func:`put_uvarint` writes for ``value``."""
-    return max(1, (value.bit_length() + 6) // 7)
-
-
 class ByteReader:
     """A cursor over ``data[offset:end]`` that never reads past ``end``.
 

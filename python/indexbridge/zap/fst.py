@@ -158,7 +158,7 @@ class FstBuilder:
         bucket = self._hash(node)
         cells = self._registry.get(bucket)
         if cells is None:
-            cells = self._registry[bucket] = [[None, 0], [None, 0]]
+            cells = self._registry[bucket] = [[None, 0] for _ in range(REGISTRY_CELLS)]
         for i, cell in enumerate(cells):
             if cell[0] == key:
                 if i:

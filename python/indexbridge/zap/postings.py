@@ -72,12 +72,9 @@ def is_one_hit(value: int) -> bool:
     return value & ENCODING_MASK == ONE_HIT_FLAG
 
 
-_uvarint = small_uvarint  # freqs, norms and chunk ends repeat a lot
-
-
 def encode_freq_norm(freq: int, has_locs: bool, bits: int) -> bytes:
     """A hit's freq/norm entry: uvarint (freq << 1 | hasLocs), uvarint norm bits."""
-    return _uvarint(freq << 1 | has_locs) + _uvarint(bits)
+    return small_uvarint(freq << 1 | has_locs) + small_uvarint(bits)
 
 
 def encode_locations(locations: list[Location] | tuple[Location, ...]) -> bytes:
@@ -109,14 +106,14 @@ def encode_chunked(docs: list[int], entries: list[bytes], chunk_factor: int, chu
     for doc, entry in zip(docs, entries):
         c = doc // chunk_factor
         sizes[c] = sizes.get(c, 0) + len(entry)
-    out = bytearray(_uvarint(chunks))
+    out = bytearray(small_uvarint(chunks))
     end = done = 0
     for c, size in sizes.items():
-        out += _uvarint(end) * (c - done)  # empty chunks repeat the previous end
+        out += small_uvarint(end) * (c - done)  # empty chunks repeat the previous end
         end += size
-        out += _uvarint(end)
+        out += small_uvarint(end)
         done = c + 1
-    out += _uvarint(end) * (chunks - done)
+    out += small_uvarint(end) * (chunks - done)
     out += b"".join(entries)
     return bytes(out)
 
@@ -124,7 +121,7 @@ def encode_chunked(docs: list[int], entries: list[bytes], chunk_factor: int, chu
 @lru_cache(maxsize=64)
 def _empty_block(chunks: int) -> bytes:
     """A chunked block without data: C, then C end offsets of 0."""
-    return _uvarint(chunks) + b"\x00" * chunks
+    return small_uvarint(chunks) + b"\x00" * chunks
 
 
 def write_postings(

@@ -24,9 +24,6 @@ from dataclasses import dataclass
 from indexbridge.bytes import ByteReader, put_uvarint, small_uvarint
 from indexbridge.zap import snappy
 
-ID_FIELD = 0
-
-
 @dataclass(frozen=True)
 class StoredValue:
     """One stored value of a document: field id, type byte (``t n d b g c x``), bytes, array positions."""
