@@ -57,6 +57,7 @@ class Posting(NamedTuple):
         return struct.unpack("<f", struct.pack("<I", self.norm_bits))[0]
 
 
+@lru_cache(maxsize=1 << 12)
 def norm_bits(field_length: int) -> int:
     """float32(1/sqrt(field_length)) as its bit pattern (+Inf for 0), as zap computes it."""
     norm = float("inf") if field_length == 0 else 1.0 / field_length**0.5

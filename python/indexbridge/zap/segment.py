@@ -93,14 +93,14 @@ def build_segment(documents: Sequence[Document], chunk_factor: int = DEFAULT_CHU
     out = bytearray()
     stored_offsets = []
     for doc_num, doc in enumerate(documents):
-        lengths: dict[int, int] = {}
-        frequencies: dict[int, dict[bytes, list]] = {}
+        per_field: dict[int, tuple[list[int], dict[bytes, list]]] = {}  # fid -> ([field length], term -> [freq, locations])
         for instance in chain(doc.composite_fields, doc.fields):  # composites first, then document order
             fid = ids[instance.name]
-            lengths[fid] = lengths.get(fid, 0) + instance.length
-            merged = frequencies.get(fid)
-            if merged is None:
-                merged = frequencies[fid] = {}
+            slot = per_field.get(fid)
+            if slot is None:
+                slot = per_field[fid] = ([0], {})
+            slot[0][0] += instance.length
+            merged = slot[1]
             for token in instance.tokens or ():
                 locations = [
                     Location(ids[loc.field] if loc.field else fid, loc.pos, loc.start, loc.end, tuple(loc.array_positions))
@@ -112,10 +112,15 @@ def build_segment(documents: Sequence[Document], chunk_factor: int = DEFAULT_CHU
                 else:
                     entry[0] += token.freq
                     entry[1].extend(locations)
-        for fid, merged in frequencies.items():
-            bits = norm_bits(lengths[fid])
+        for fid, ((length,), merged) in per_field.items():
+            bits = norm_bits(length)
+            field_postings = postings[fid]
             for term, (freq, locations) in merged.items():
-                postings[fid].setdefault(term, []).append((doc_num, freq, bits, locations))
+                hits = field_postings.get(term)
+                if hits is None:
+                    field_postings[term] = [(doc_num, freq, bits, locations)]
+                else:
+                    hits.append((doc_num, freq, bits, locations))
 
         doc_id = None
         values = []
@@ -131,7 +136,8 @@ def build_segment(documents: Sequence[Document], chunk_factor: int = DEFAULT_CHU
                     values.append(StoredValue(fid, f.type, f.value, tuple(f.array_positions)))
         if doc_id is None:
             raise ValueError(f"document {doc_num} has no stored _id field")
-        values.sort(key=lambda v: v.field_id)  # stable: document order within a field
+        if len(values) > 1:
+            values.sort(key=lambda v: v.field_id)  # stable: document order within a field
         stored_offsets.append(len(out))
         out += stored.encode_record(doc_id, values)
 
