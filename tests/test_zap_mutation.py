@@ -24,7 +24,9 @@ TERMS_PER_FIELD = 100
 HITS_PER_TERM = 300
 DOCS = 200
 SECONDS_PER_FILE = 120  # a hang guard, not a speed check (the machine may be busy)
-MAX_OFFSETS = 1500
+MAX_OFFSETS = 1500  # files up to this size get every offset changed
+BODY_SAMPLE_SMALL = 600  # offsets sampled before the last 400 bytes of files up to 20000 bytes
+BODY_SAMPLE_LARGE = 40  # ... and of the bigger ones (up to 12 MB), whose reads are slow
 TRACE_EVERY = 8
 
 
@@ -64,7 +66,8 @@ def _mutants(data: bytes, rng: random.Random) -> list[bytes]:
     if size <= MAX_OFFSETS:
         offsets = range(size)
     else:  # a sample of the body, and more of the tail (docvalue index, field records, fields index, footer)
-        offsets = sorted(set(rng.sample(range(size - 400), 40)) | set(rng.sample(range(size - 400, size), 100)))
+        body = rng.sample(range(size - 400), BODY_SAMPLE_SMALL if size <= 20000 else BODY_SAMPLE_LARGE)
+        offsets = sorted(set(body) | set(rng.sample(range(size - 400, size), 100)))
     out = []
     for at in offsets:  # one change per offset, cycling: all bits, the low bit, the varint continuation bit
         value = (data[at] ^ 0xFF, data[at] ^ 0x01, data[at] ^ 0x80)[at % 3]
