@@ -25,12 +25,12 @@ ZAP_VERSION = (11).to_bytes(4, "big")
 def detect(path: str, head: bytes, tail: bytes = b"") -> str:
     """The format of a file from its first bytes (zap: its footer's version); HASH index files
     have no magic (`--format hash`)."""
-    if len(tail) == ZAP_FOOTER_SIZE and tail[-8:-4] == ZAP_VERSION:
-        return "zap"
     if head[4:8] in (DV32_MAGIC, DV64_MAGIC):
         return "dv"
     if head[:1] == b"\x01" and (len(head) == 1 or head[5:9] in (DV32_MAGIC, DV64_MAGIC)):
         return "dv-file"
+    if len(tail) == ZAP_FOOTER_SIZE and tail[-8:-4] == ZAP_VERSION:
+        return "zap"
     raise IndexFormatError(
         path, 0, "a Paimon deletion vector or deletion file (a HASH index has no magic: pass --format hash)"
     )
