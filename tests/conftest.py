@@ -37,13 +37,38 @@ def _paimon_cases(formats: tuple[str, ...]) -> list[dict]:
     return [c for c in json.loads(manifest.read_text())["cases"] if c["format"] in formats]
 
 
+def _zap_manifest() -> dict:
+    manifest = _vectors_root() / "zap" / "manifest.json"
+    if not manifest.is_file():
+        pytest.fail(f"golden vectors not found: {manifest} (set INDEXBRIDGE_VECTORS)", pytrace=False)
+    return json.loads(manifest.read_text())
+
+
+def zap_segment_names() -> list[str]:
+    """Every segment of the zap vectors: the top-level cases and their merge inputs."""
+    names = []
+    for case in _zap_manifest()["cases"]:
+        names.append(case["case"])
+        names.extend(case["merge_inputs"] or ())
+    return names
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Parametrize ``paimon_table_case`` with every dv32/dv64/hash entry of the Paimon manifest
-    and ``paimon_fileindex_case`` with every bloom/bitmap/bsi/fileindex entry."""
+    """Parametrize ``paimon_table_case`` with every dv32/dv64/hash entry of the Paimon manifest,
+    ``paimon_fileindex_case`` with every bloom/bitmap/bsi/fileindex entry, ``zap_case`` with
+    every case of the zap manifest (its top-level ``format`` copied in) and ``zap_segment_name``
+    with every .zap of the zap vectors, merge inputs included."""
     for fixture, formats in (("paimon_table_case", PAIMON_TABLE_FORMATS), ("paimon_fileindex_case", PAIMON_FILE_INDEX_FORMATS)):
         if fixture in metafunc.fixturenames:
             cases = _paimon_cases(formats)
             metafunc.parametrize(fixture, cases, ids=[c["case"] for c in cases])
+    if "zap_case" in metafunc.fixturenames:
+        manifest = _zap_manifest()
+        cases = [{**c, "format": manifest["format"]} for c in manifest["cases"]]
+        metafunc.parametrize("zap_case", cases, ids=[c["case"] for c in cases])
+    if "zap_segment_name" in metafunc.fixturenames:
+        names = zap_segment_names()
+        metafunc.parametrize("zap_segment_name", names, ids=names)
 
 
 CPU_SECONDS_PER_TEST = 120

@@ -8,11 +8,14 @@ absolute offset and what the format expected there.
 Fixed-width integers are two's complement. ``_be`` means big-endian (``java.io.DataOutput``
 framing), ``_le`` means little-endian (roaring payloads, Iceberg's 64-bit bitmap).
 CRC-32 is ``zlib.crc32`` (the same function as ``java.util.zip.CRC32``).
+``uvarint`` is Go's ``encoding/binary`` unsigned LEB128 (7 bits a byte, low group first, at most
+10 bytes for a 64-bit value), the integer framing of zap segments.
 """
 
 from __future__ import annotations
 
 import struct
+from functools import lru_cache
 
 from indexbridge.errors import IndexFormatError
 
@@ -22,6 +25,34 @@ _U32_BE = struct.Struct(">I")
 _I32_LE = struct.Struct("<i")
 _U32_LE = struct.Struct("<I")
 _I64_LE = struct.Struct("<q")
+_U64_BE = struct.Struct(">Q")
+_U64_LE = struct.Struct("<Q")
+
+MAX_UVARINT_BYTES = 10
+
+
+def put_uvarint(out: bytearray, value: int) -> None:
+    """Append Go's ``binary.PutUvarint(value)`` (minimal unsigned LEB128) to ``out``."""
+    if value < 0x80:
+        out.append(value)
+        return
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+
+
+def uvarint_bytes(value: int) -> bytes:
+    """Go's ``binary.PutUvarint(value)`` as bytes."""
+    out = bytearray()
+    put_uvarint(out, value)
+    return bytes(out)
+
+
+@lru_cache(maxsize=1 << 16)
+def small_uvarint(value: int) -> bytes:
+    """:func:`uvarint_bytes`, cached: for the small values (lengths, counts, norms) that repeat a lot."""
+    return uvarint_bytes(value)
 
 
 class ByteReader:
@@ -101,3 +132,28 @@ class ByteReader:
 
     def i64_le(self, what: str = "i64 LE") -> int:
         return self._unpack(_I64_LE, what)
+
+    def u64_be(self, what: str = "u64 BE") -> int:
+        return self._unpack(_U64_BE, what)
+
+    def u64_le(self, what: str = "u64 LE") -> int:
+        return self._unpack(_U64_LE, what)
+
+    def uvarint(self, what: str = "uvarint") -> int:
+        """One Go uvarint; like ``binary.Uvarint`` it rejects values over 64 bits."""
+        data, pos, end = self.data, self.pos, self.end
+        value = shift = 0
+        while True:
+            if pos >= end:
+                raise self.error(f"{what} (uvarint), found end of data")
+            byte = data[pos]
+            pos += 1
+            if byte < 0x80:
+                if shift == 63 and byte > 1:
+                    raise self.error(f"{what} (uvarint) of at most 64 bits")
+                self.pos = pos
+                return value | byte << shift
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if shift > 63:
+                raise self.error(f"{what} (uvarint) of at most {MAX_UVARINT_BYTES} bytes")

@@ -13,11 +13,15 @@ All fields are little-endian::
       bitmap  non-run, cardinality >  4096    1024 x u64 words (8192 bytes)
       run                                     u16 nruns, nruns x (u16 start, u16 length-1)
 
-Writers call ``run_optimize()`` first, as Paimon does (``runOptimize()``), which makes the bytes
+Paimon writers call ``run_optimize()`` first, as Paimon does (``runOptimize()``), which makes the bytes
 a pure function of the set. Readers parse the headers here to learn the exact serialized length
 (the 64-bit layout concatenates bitmaps without length framing) and to reject malformed headers
 before pyroaring sees them; pyroaring (CRoaring's ``portable_deserialize_safe`` plus its internal
 validation) then checks the container contents.
+
+Zap's bitmaps are Go roaring v0.4.23's (spec/zap.md §13): built by ``Add`` in ascending order and
+never run-optimised, except that a bitmap container that becomes full turns into the run
+``[0, 65535]``. :func:`serialize_go` writes exactly that.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import array
 import operator
 import struct
+from collections.abc import Sequence
 from itertools import accumulate
 
 import numpy as np
@@ -87,17 +92,64 @@ def bitmap_from_mask(mask: np.ndarray) -> BitMap:
     return BitMap.deserialize(header + b"".join(payloads))
 
 
+def serialize_go(values: Sequence[int] | np.ndarray) -> bytes:
+    """Go roaring v0.4.23's ``ToBytes()`` of a bitmap built by ``Add`` over sorted unique ``values``.
+
+    Hand-written because no library reproduces Go's full-container rule: a container is an
+    array up to 4096 values, the single run ``[0, 65535]`` when full, a bitmap otherwise.
+    """
+    n = len(values)
+    if 0 < n <= ARRAY_MAX_CARDINALITY and values[0] >> 16 == values[-1] >> 16:  # one array container
+        return struct.pack(f"<IIHHI{n}H", SERIAL_COOKIE_NO_RUNCONTAINER, 1, values[0] >> 16, n - 1, 16, *(v & 0xFFFF for v in values))
+    values = np.asarray(values, dtype=np.uint32)
+    keys, starts, counts = np.unique(values >> 16, return_index=True, return_counts=True)
+    n = len(keys)
+    bodies = []
+    for start, count in zip(starts.tolist(), counts.tolist()):
+        low = (values[start : start + count] & 0xFFFF).astype("<u2")
+        if count == MAX_CONTAINERS:
+            bodies.append(b"\x01\x00\x00\x00\xff\xff")
+        elif count > ARRAY_MAX_CARDINALITY:
+            bits = np.zeros(MAX_CONTAINERS, dtype=np.uint8)
+            bits[low] = 1
+            bodies.append(np.packbits(bits, bitorder="little").tobytes())
+        else:
+            bodies.append(low.tobytes())
+    header = bytearray()
+    runs = counts == MAX_CONTAINERS
+    if runs.any():
+        header += struct.pack("<I", SERIAL_COOKIE | (n - 1) << 16)
+        header += np.packbits(runs, bitorder="little").tobytes()
+    else:
+        header += struct.pack("<II", SERIAL_COOKIE_NO_RUNCONTAINER, n)
+    pairs = np.empty(2 * n, dtype="<u2")
+    pairs[0::2] = keys
+    pairs[1::2] = counts - 1
+    header += pairs.tobytes()
+    if not runs.any() or n >= NO_OFFSET_THRESHOLD:
+        sizes = [len(b) for b in bodies]
+        offsets = list(accumulate(sizes, initial=len(header) + 4 * n))[:n]
+        header += struct.pack(f"<{n}I", *offsets)
+    return bytes(header) + b"".join(bodies)
+
+
 def _set_bits(bitset: memoryview) -> list[int]:
     """Indexes of the set bits, LSB first within each byte (skipping zero bytes cheaply)."""
     return [8 * i + bit for i, byte in enumerate(bitset) if byte for bit in range(8) if byte >> bit & 1]
 
 
-def read_roaring32(reader: ByteReader) -> BitMap:
-    """Read one portable roaring bitmap at ``reader.pos`` and consume exactly its bytes.
+def container_layout(data: bytes | memoryview) -> tuple[int, list[tuple[int, str, int]]]:
+    """(cookie without the count, [(key, "array" | "bitmap" | "run", cardinality), ...]) of a
+    valid portable bitmap: how it was serialized, which the set alone does not tell."""
+    reader = ByteReader(data)
+    cookie, n, runs, keys, cardinalities = _read_header(reader)
+    run_set = set(runs)
+    kinds = ["run" if i in run_set else "bitmap" if c > ARRAY_MAX_CARDINALITY else "array" for i, c in enumerate(cardinalities)]
+    return cookie & 0xFFFF, list(zip(keys, kinds, cardinalities))
 
-    Plain ``struct`` and builtins rather than numpy: most bitmaps have a handful of containers,
-    where numpy's per-call overhead would cost ten times the deserialization itself.
-    """
+
+def _read_header(reader: ByteReader) -> tuple[int, int, list[int], tuple[int, ...], list[int]]:
+    """(cookie, container count, run container indexes, keys, cardinalities); checks the keys."""
     start = reader.pos
     cookie = reader.u32_le("roaring cookie")
     if cookie & 0xFFFF == SERIAL_COOKIE:
@@ -125,11 +177,21 @@ def read_roaring32(reader: ByteReader) -> BitMap:
             f"strictly ascending roaring container keys, container {i} has key {keys[i]} after {keys[i - 1]}",
             header_pos + 4 * i,
         )
+    return cookie, n, runs, keys, [c + 1 for c in cardinalities_minus_1]
+
+
+def read_roaring32(reader: ByteReader) -> BitMap:
+    """Read one portable roaring bitmap at ``reader.pos`` and consume exactly its bytes.
+
+    Plain ``struct`` and builtins rather than numpy: most bitmaps have a handful of containers,
+    where numpy's per-call overhead would cost ten times the deserialization itself.
+    """
+    start = reader.pos
+    cookie, n, runs, keys, cardinalities = _read_header(reader)
     offsets_pos = reader.pos
     has_offsets = cookie == SERIAL_COOKIE_NO_RUNCONTAINER or n >= NO_OFFSET_THRESHOLD
     offsets = struct.unpack(f"<{n}I", reader.take(4 * n, "roaring offset header")) if has_offsets else ()
 
-    cardinalities = [c + 1 for c in cardinalities_minus_1]
     sizes = [BITMAP_CONTAINER_BYTES if c > ARRAY_MAX_CARDINALITY else 2 * c for c in cardinalities]
     # A run container's size depends on its run count, stored at its start: walk to each run
     # container in order, past the (by then known) sizes of the containers before it.

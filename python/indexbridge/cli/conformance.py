@@ -10,9 +10,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from indexbridge.conformance import fileindex, paimon
+from indexbridge.conformance import fileindex, paimon, zap
 
-PYTHON_CHECKERS = {**paimon.CHECKERS, **fileindex.CHECKERS}
+PYTHON_CHECKERS = {**paimon.CHECKERS, **fileindex.CHECKERS, **zap.CHECKERS}
+
+
+def manifest_cases(manifest: dict) -> list[dict]:
+    """The manifest's cases, each with its ``format``: Paimon's name it per case, zap's once at the top."""
+    top = manifest.get("format")
+    return [c if "format" in c else {**c, "format": top} for c in manifest["cases"]]
 
 
 def _python_results(vectors_dir: Path, cases: list[dict], out: Path | None) -> list[tuple[dict, list[str]]]:
@@ -40,7 +46,7 @@ def _jvm_results(vectors_dir: Path, only: list[str], out: Path | None) -> list[t
 def run(directory: str, engine: str, only: list[str], out: str | None) -> int:
     vectors_dir = Path(directory).resolve()
     manifest = json.loads((vectors_dir / "manifest.json").read_text())
-    cases = [c for c in manifest["cases"] if not only or c["format"] in only]
+    cases = [c for c in manifest_cases(manifest) if not only or c["format"] in only]
     passed = failed = 0
     for name in ["python", "jvm"] if engine == "all" else [engine]:
         engine_out = Path(out).resolve() / name if out else None

@@ -18,14 +18,19 @@ from indexbridge.paimon.dv import DeletionVector, scan_deletion_file
 
 DV32_MAGIC = bytes.fromhex("5e43f2d0")
 DV64_MAGIC = bytes.fromhex("d1d33964")
+ZAP_FOOTER_SIZE = 44
+ZAP_VERSION = (11).to_bytes(4, "big")
 
 
-def detect(path: str, head: bytes) -> str:
-    """The format of a file from its first bytes; HASH index files have no magic (`--format hash`)."""
+def detect(path: str, head: bytes, tail: bytes = b"") -> str:
+    """The format of a file from its first bytes (zap: its footer's version); HASH index files
+    have no magic (`--format hash`)."""
     if head[4:8] in (DV32_MAGIC, DV64_MAGIC):
         return "dv"
     if head[:1] == b"\x01" and (len(head) == 1 or head[5:9] in (DV32_MAGIC, DV64_MAGIC)):
         return "dv-file"
+    if len(tail) == ZAP_FOOTER_SIZE and tail[-8:-4] == ZAP_VERSION:
+        return "zap"
     raise IndexFormatError(
         path, 0, "a Paimon deletion vector or deletion file (a HASH index has no magic: pass --format hash)"
     )
@@ -41,10 +46,34 @@ def _dv_summary(dv: DeletionVector) -> dict:
     }
 
 
+def _zap_summary(path: str) -> dict:
+    from indexbridge.zap.segment import Segment
+
+    with Segment.open(path) as segment:
+        f = segment.footer
+        return {
+            "file": path,
+            "format": "zap",
+            "file_size": len(segment.data),
+            "version": f.version,
+            "num_docs": f.num_docs,
+            "chunk_factor": f.chunk_factor,
+            "crc": f.crc,
+            "fields": [
+                {"id": i.id, "name": i.name, "terms": len(segment.dictionary(i.id)), "docvalues": i.docvalues is not None}
+                for i in segment.fields
+            ],
+        }
+
+
 def describe(path: str, fmt: str | None) -> dict:
     """The summary of one file as a JSON-able dict (the same fields the JVM engine reports)."""
+    if fmt == "zap":
+        return _zap_summary(path)
     data = Path(path).read_bytes()
-    fmt = fmt or detect(path, data[:9])
+    fmt = fmt or detect(path, data[:9], data[-ZAP_FOOTER_SIZE:])
+    if fmt == "zap":
+        return _zap_summary(path)
     if fmt == "dv":
         dv = DeletionVector.deserialize(data, source=path)
         return {"file": path, "format": "dv", "file_size": len(data), "index_meta_length": dv.index_meta_length(), **_dv_summary(dv)}
@@ -89,7 +118,10 @@ def _text(summary: dict) -> str:
     for key, value in summary.items():
         if key in ("file", "format"):
             continue
-        if key == "vectors":
+        if key == "fields":
+            lines.append(f"  fields: {len(value)}")
+            lines += [f"    {f['id']} {f['name']}: {f['terms']} terms" + (", docvalues" if f["docvalues"] else "") for f in value]
+        elif key == "vectors":
             lines.append(f"  vectors: {len(value)}")
             lines += [f"    @{v['offset']}: " + ", ".join(f"{k}={x}" for k, x in v.items() if k != "offset") for v in value]
         else:

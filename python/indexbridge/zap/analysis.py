@@ -1,0 +1,68 @@
+"""The writer's input: bleve's analysed documents (``index.AnalysisResult``, spec/zap.md §15.1).
+
+A :class:`Document` holds its regular fields in document order (bleve appends ``_id`` as the
+last one) and its composite fields (``_all``). Indexed fields carry their token frequencies;
+a location's ``field`` is ``""`` for the owning field, otherwise a field name (composite
+sources, or names bleve stamped when merging repeated instances).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+ID_FIELD_NAME = "_id"
+
+
+@dataclass(frozen=True)
+class TokenLocation:
+    field: str
+    pos: int
+    start: int
+    end: int
+    array_positions: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Token:
+    term: bytes
+    freq: int
+    locations: tuple[TokenLocation, ...] = ()
+
+
+@dataclass(frozen=True)
+class Field:
+    """A regular field instance. ``type`` is the stored type byte (``t n d b g``)."""
+
+    name: str
+    value: bytes
+    type: str = "t"
+    array_positions: tuple[int, ...] = ()
+    index: bool = True
+    store: bool = True
+    term_vectors: bool = True
+    doc_values: bool = False
+    length: int = 0
+    tokens: tuple[Token, ...] | None = None
+
+
+@dataclass(frozen=True)
+class CompositeField:
+    name: str
+    length: int
+    tokens: tuple[Token, ...] = ()
+
+
+@dataclass(frozen=True)
+class Document:
+    """One analysed document; ``fields`` must include the ``_id`` field (see :func:`id_field`)."""
+
+    fields: tuple[Field, ...]
+    composite_fields: tuple[CompositeField, ...] = field(default=())
+
+
+def id_field(doc_id: bytes) -> Field:
+    """The ``_id`` field scorch appends to every document: one unanalysed token, stored, no term vectors."""
+    return Field(
+        ID_FIELD_NAME, doc_id, "t", (), True, True, False, False, 1,
+        (Token(doc_id, 1, ()),),
+    )

@@ -1,0 +1,403 @@
+"""Vellum v1.0.2 finite state transducers, binary format v1 (spec/zap.md §11).
+
+A map from byte strings (ascending) to u64 values; zap's term dictionaries::
+
+    u64 LE version = 1
+    u64 LE type    = 0
+    nodes ...               a node's address is the position of its LAST byte (its flag)
+    u64 LE numKeys
+    u64 LE rootAddress      0 = the implicit final state without transitions
+
+    node encodings, low address -> high address (n = transitions, osz/tsz = packed sizes):
+      A one transition, "next":  [input if code 0] flag=0xC0|code        target = node start - 1
+      B one transition:          [out osz] delta tsz, pack=(tsz<<4|osz), [input if code 0], flag=0x80|code
+      C other nodes:             [finalOut osz] out×n delta×n input×n (LAST transition first),
+                                 pack, [count if n==0 or n>63: n, 1 for 256], flag=(n if n<=63)|0x40 if final
+      delta = node start - target (0 = address 0); packed integers are LE in exactly osz/tsz bytes.
+
+:class:`FstBuilder` reproduces vellum's streaming builder, including its *bounded* registry
+(10000 buckets × 2 MRU cells) — a complete minimiser writes different, smaller FSTs, so the
+registry is hand-written rather than taken from a library. :class:`Fst` reads any such FST:
+exact lookup and ordered, prefix and range iteration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from indexbridge.bytes import ByteReader
+from indexbridge.errors import IndexFormatError
+
+VERSION = 1
+HEADER_SIZE = 16
+FOOTER_SIZE = 16
+EMPTY_ADDR = 0
+NONE_ADDR = 1
+REGISTRY_BUCKETS = 10000
+REGISTRY_CELLS = 2
+NODE_CACHE_SIZE = 1 << 16  # decoded nodes kept by a reader
+_FNV_OFFSET = 14695981039346656037
+_FNV_PRIME = 1099511628211
+_U64 = (1 << 64) - 1
+
+COMMON_INPUTS = b"te/oasripcnw.hlm-du012g=:bf3y5&_4v9678k%?xCDASFIBEjPTzRNM+LOqHG"
+_CODE = [0] * 256
+for _i, _b in enumerate(COMMON_INPUTS):
+    _CODE[_b] = _i + 1
+
+
+def packed_size(value: int) -> int:
+    """The smallest n in 1..8 with value < 2^(8n)."""
+    return max(1, (value.bit_length() + 7) // 8)
+
+
+class _Node:
+    """A builder node: final flag, final output and compiled transitions ``(input, output, target)``."""
+
+    __slots__ = ("final", "final_output", "trans")
+
+    def __init__(self, final: bool = False) -> None:
+        self.final = final
+        self.final_output = 0
+        self.trans: list[tuple[int, int, int]] = []
+
+    def key(self) -> tuple:
+        return (self.final, self.final_output, tuple(self.trans))
+
+
+class _Unfinished:
+    """A stack entry: a node and its pending last transition (input, output) without a target yet."""
+
+    __slots__ = ("node", "last_in", "last_out")
+
+    def __init__(self, node: _Node, last_in: int | None = None, last_out: int = 0) -> None:
+        self.node = node
+        self.last_in = last_in
+        self.last_out = last_out
+
+    def freeze_last(self, addr: int) -> None:
+        if self.last_in is not None:
+            self.node.trans.append((self.last_in, self.last_out, addr))
+            self.last_in = None
+            self.last_out = 0
+
+    def add_output_prefix(self, prefix: int) -> None:
+        node = self.node
+        if node.final:
+            node.final_output += prefix
+        node.trans = [(i, o + prefix, a) for i, o, a in node.trans]
+        if self.last_in is not None:
+            self.last_out += prefix
+
+
+class FstBuilder:
+    """Vellum's builder: insert keys in ascending byte order, then :meth:`finish` for the bytes."""
+
+    def __init__(self) -> None:
+        self._out = bytearray(VERSION.to_bytes(8, "little") + (0).to_bytes(8, "little"))
+        self._stack = [_Unfinished(_Node())]
+        self._num_keys = 0
+        self._last_addr = NONE_ADDR
+        self._last_key: bytes | None = None
+        # bucket -> [cell0, cell1], a cell = [node key or None, address]
+        self._registry: dict[int, list[list]] = {}
+
+    def insert(self, key: bytes, value: int) -> None:
+        """Add ``key`` -> ``value``; keys must come in strictly ascending byte order."""
+        if self._last_key is not None and key <= self._last_key:
+            raise ValueError(f"FST keys must be strictly ascending: {key!r} after {self._last_key!r}")
+        self._last_key = bytes(key)
+        stack = self._stack
+        if not key:
+            stack[0].node.final = True
+            stack[0].node.final_output = value
+            self._num_keys = 1
+            return
+        i, out = 0, value
+        while i < len(key) and i < len(stack):
+            entry = stack[i]
+            if entry.last_in is None or entry.last_in != key[i]:
+                break
+            common = min(entry.last_out, out)
+            add = entry.last_out - common
+            out -= common
+            entry.last_out = common
+            i += 1
+            if add:
+                stack[i].add_output_prefix(add)
+        self._num_keys += 1
+        self._compile_from(i)
+        top = stack[-1]
+        top.last_in, top.last_out = key[i], out
+        for b in key[i + 1 :]:
+            stack.append(_Unfinished(_Node(), b, 0))
+        stack.append(_Unfinished(_Node(final=True)))
+
+    def finish(self) -> bytes:
+        """Compile what is left and return the FST bytes."""
+        self._compile_from(0)
+        root_addr = self._compile(self._stack.pop().node)
+        out = self._out
+        out += self._num_keys.to_bytes(8, "little") + root_addr.to_bytes(8, "little")
+        return bytes(out)
+
+    def _compile_from(self, depth: int) -> None:
+        addr = NONE_ADDR
+        stack = self._stack
+        while len(stack) > depth + 1:
+            entry = stack.pop()
+            if addr != NONE_ADDR:
+                entry.freeze_last(addr)
+            addr = self._compile(entry.node)
+        stack[-1].freeze_last(addr)
+
+    def _compile(self, node: _Node) -> int:
+        if node.final and not node.trans and node.final_output == 0:
+            return EMPTY_ADDR
+        key = node.key()
+        bucket = self._hash(node)
+        cells = self._registry.get(bucket)
+        if cells is None:
+            cells = self._registry[bucket] = [[None, 0] for _ in range(REGISTRY_CELLS)]
+        for i, cell in enumerate(cells):
+            if cell[0] == key:
+                if i:
+                    cells.insert(0, cells.pop(i))
+                return cell[1]
+        cell = cells.pop()  # evict the least recently used cell, reuse it at the front
+        cells.insert(0, cell)
+        addr = self._encode(node)
+        cell[0], cell[1] = key, addr
+        self._last_addr = addr
+        return addr
+
+    @staticmethod
+    def _hash(node: _Node) -> int:
+        h = ((_FNV_OFFSET ^ int(node.final)) * _FNV_PRIME) & _U64
+        h = ((h ^ node.final_output) * _FNV_PRIME) & _U64
+        for i, o, a in node.trans:
+            h = ((h ^ i) * _FNV_PRIME) & _U64
+            h = ((h ^ o) * _FNV_PRIME) & _U64
+            h = ((h ^ a) * _FNV_PRIME) & _U64
+        return h % REGISTRY_BUCKETS
+
+    def _encode(self, node: _Node) -> int:
+        out = self._out
+        start = len(out)
+        trans = node.trans
+        if len(trans) == 1 and not node.final:
+            ((inp, output, target),) = trans
+            code = _CODE[inp]
+            if output == 0 and target == self._last_addr:  # A: "next"
+                if code == 0:
+                    out.append(inp)
+                out.append(0xC0 | code)
+                return len(out) - 1
+            osz = packed_size(output) if output else 0  # B
+            if osz:
+                out += output.to_bytes(osz, "little")
+            delta = start - target if target else 0
+            tsz = packed_size(delta)
+            out += delta.to_bytes(tsz, "little")
+            out.append(tsz << 4 | osz)
+            if code == 0:
+                out.append(inp)
+            out.append(0x80 | code)
+            return len(out) - 1
+        n = len(trans)  # C
+        deltas = [start - a if a else 0 for _, _, a in trans]
+        tsz = max((packed_size(d) for d in deltas), default=0)
+        any_outputs = node.final_output != 0 or any(o for _, o, _ in trans)
+        osz = max([packed_size(node.final_output)] + [packed_size(o) for _, o, _ in trans]) if any_outputs else 0
+        if any_outputs:
+            if node.final:
+                out += node.final_output.to_bytes(osz, "little")
+            for _, o, _ in reversed(trans):
+                out += o.to_bytes(osz, "little")
+        for d in reversed(deltas):
+            out += d.to_bytes(tsz, "little")
+        out += bytes(i for i, _, _ in reversed(trans))
+        out.append(tsz << 4 | osz)
+        flag = n if 1 <= n <= 63 else 0
+        if flag == 0:
+            out.append(1 if n == 256 else n)
+        out.append(flag | (0x40 if node.final else 0))
+        return len(out) - 1
+
+
+def build_fst(items: list[tuple[bytes, int]]) -> bytes:
+    """The FST of ``(key, value)`` pairs given in ascending key order."""
+    builder = FstBuilder()
+    for key, value in items:
+        builder.insert(key, value)
+    return builder.finish()
+
+
+class Fst:
+    """A read-only vellum v1 FST over ``data`` (any buffer); nodes are decoded on demand.
+
+    Every transition must point strictly below the node it leaves, which keeps every walk finite
+    on corrupt input.
+    """
+
+    def __init__(self, data: bytes | bytearray | memoryview, source: str = "<bytes>", offset: int = 0) -> None:
+        self.data = memoryview(data).cast("B")
+        self.source = source
+        self.offset = offset
+        size = len(self.data)
+        if size < HEADER_SIZE + FOOTER_SIZE:
+            raise self._error(0, f"a vellum FST of at least {HEADER_SIZE + FOOTER_SIZE} bytes, found {size}")
+        reader = ByteReader(self.data, source)
+        version = reader.u64_le("vellum version")
+        if version != VERSION:
+            raise self._error(0, f"vellum version {VERSION}, found {version}")
+        fst_type = reader.u64_le("vellum type")
+        if fst_type != 0:
+            raise self._error(8, f"vellum type 0, found {fst_type}")
+        reader.pos = size - FOOTER_SIZE
+        self.num_keys = reader.u64_le("vellum key count")
+        self.root = reader.u64_le("vellum root address")
+        self._nodes_end = size - FOOTER_SIZE
+        self._cache: dict[int, tuple[bool, int, list[tuple[int, int, int]]]] = {}
+        if self.root != EMPTY_ADDR and not HEADER_SIZE <= self.root < self._nodes_end:
+            raise self._error(size - 8, f"a root address in [{HEADER_SIZE}, {self._nodes_end}), found {self.root}")
+
+    def _error(self, pos: int, expected: str) -> IndexFormatError:
+        return IndexFormatError(self.source, self.offset + pos, expected)
+
+    def _node(self, addr: int) -> tuple[bool, int, list[tuple[int, int, int]]]:
+        """(final, finalOutput, transitions ascending by input) of the node whose flag is at ``addr``."""
+        node = self._cache.get(addr)
+        if node is None:
+            if len(self._cache) >= NODE_CACHE_SIZE:
+                self._cache.clear()
+            node = self._cache[addr] = self._decode_node(addr)
+        return node
+
+    def _decode_node(self, addr: int) -> tuple[bool, int, list[tuple[int, int, int]]]:
+        if addr == EMPTY_ADDR:
+            return True, 0, []
+        data = self.data
+        low = HEADER_SIZE
+
+        def need(p: int, what: str) -> None:
+            if p < low:
+                raise self._error(addr, f"a vellum node whose {what} lies after the header, found offset {p}")
+
+        flag = data[addr]
+        p = addr - 1
+        if flag & 0x80:
+            code = flag & 0x3F
+            if code:
+                inp = COMMON_INPUTS[code - 1]
+            else:
+                need(p, "input byte")
+                inp = data[p]
+                p -= 1
+            if flag & 0x40:
+                target = p
+                need(target, "next target")
+                return False, 0, [(inp, 0, target)]
+            need(p, "pack byte")
+            pack = data[p]
+            tsz, osz = pack >> 4, pack & 0xF
+            if tsz > 8 or osz > 8:
+                raise self._error(p, f"packed sizes <= 8, found {tsz}/{osz}")
+            start = p - tsz - osz
+            need(start, "transition")
+            output = int.from_bytes(data[start : start + osz], "little")
+            delta = int.from_bytes(data[start + osz : p], "little")
+            target = start - delta if delta else EMPTY_ADDR
+            if delta and not low <= target < start:
+                raise self._error(addr, f"a transition target below the node, found {target}")
+            return False, 0, [(inp, output, target)]
+        final = bool(flag & 0x40)
+        n = flag & 0x3F
+        if n == 0:
+            need(p, "transition count")
+            n = data[p]
+            p -= 1
+            if n == 1:
+                n = 256
+        need(p, "pack byte")
+        pack = data[p]
+        tsz, osz = pack >> 4, pack & 0xF
+        if tsz > 8 or osz > 8:
+            raise self._error(p, f"packed sizes <= 8, found {tsz}/{osz}")
+        inputs_at = p - n
+        deltas_at = inputs_at - n * tsz
+        outputs_at = deltas_at - n * osz
+        start = outputs_at - (osz if final else 0)
+        need(start, "transitions")
+        final_output = int.from_bytes(data[start:outputs_at], "little")
+        trans = []
+        for k in range(n):  # region index n-1-k holds transition k
+            j = n - 1 - k
+            inp = data[inputs_at + j]
+            delta = int.from_bytes(data[deltas_at + j * tsz : deltas_at + (j + 1) * tsz], "little")
+            output = int.from_bytes(data[outputs_at + j * osz : outputs_at + (j + 1) * osz], "little")
+            target = start - delta if delta else EMPTY_ADDR
+            if delta and not low <= target < start:
+                raise self._error(addr, f"a transition target below the node, found {target}")
+            trans.append((inp, output, target))
+        return final, final_output, trans
+
+    def get(self, key: bytes) -> int | None:
+        """The value of ``key``, or None if absent."""
+        addr, total = self.root, 0
+        for b in key:
+            for inp, output, target in self._node(addr)[2]:
+                if inp == b:
+                    total += output
+                    addr = target
+                    break
+            else:
+                return None
+        final, final_output, _ = self._node(addr)
+        return total + final_output if final else None
+
+    def __contains__(self, key: bytes) -> bool:
+        return self.get(key) is not None
+
+    def __len__(self) -> int:
+        return self.num_keys
+
+    def items(self, start: bytes | None = None, end: bytes | None = None) -> Iterator[tuple[bytes, int]]:
+        """``(key, value)`` in ascending key order with ``start <= key < end`` (None = unbounded)."""
+        # Depth-first walk. Every target lies below its node, so the walk ends on any input; a
+        # dead end (a non-final node without transitions) and more keys than the footer's count
+        # are rejected, so the work stays proportional to the keys produced.
+        stack = [(self.root, 0, b"")]  # (addr, output so far, key so far)
+        emitted = 0
+        while stack:
+            addr, total, key = stack.pop()
+            if end is not None and key >= end:
+                continue
+            final, final_output, trans = self._node(addr)
+            if not final and not trans and addr != self.root:  # the empty FST's root is the one exception
+                raise self._error(addr, "a final state or a transition (vellum node), found a dead end")
+            if final:
+                emitted += 1
+                if emitted > self.num_keys:
+                    raise self._error(len(self.data) - 16, f"at most {self.num_keys} keys (the footer's count), found more")
+                if start is None or key >= start:
+                    yield key, total + final_output
+            for inp, output, target in reversed(trans):
+                child = key + bytes((inp,))
+                if start is not None and child < start[: len(child)]:
+                    continue  # the whole subtree sorts below start
+                stack.append((target, total + output, child))
+
+    def prefix(self, prefix: bytes) -> Iterator[tuple[bytes, int]]:
+        """``(key, value)`` of the keys starting with ``prefix``, ascending."""
+        if not prefix:
+            return self.items()
+        upper = bytearray(prefix)
+        while upper and upper[-1] == 0xFF:
+            upper.pop()
+        if upper:
+            upper[-1] += 1
+        return self.items(prefix, bytes(upper) if upper else None)
+
+    def keys(self) -> Iterator[bytes]:
+        return (k for k, _ in self.items())

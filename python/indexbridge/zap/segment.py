@@ -1,0 +1,400 @@
+"""A zap v11 segment: writer from analysed documents, reader over a mapped file (spec/zap.md §2–§9, §15, §17).
+
+::
+
+    [stored-field records, one per doc]                         stored.py
+    [stored-fields index: numDocs × u64 BE]                     <- storedIndexOffset
+    per field id f = 0..F-1:
+        per term of f, byte order: freq/norm block, location block, postings record   postings.py
+        [dictionary: uvarint len + vellum FST]                  <- dictOffset of f   fst.py
+        [docvalue section of f, if any]                         docvalues.py
+    [docvalue index: F × (uvarint start, uvarint end)]          <- docValueOffset
+    [field records: uvarint dictOffset, uvarint len(name), name]
+    [fields index: F × u64 BE]                                  <- fieldsIndexOffset (no count: runs to the footer)
+    footer, 44 bytes BE: u64 numDocs, u64 storedIndexOffset, u64 fieldsIndexOffset,
+                         u64 docValueOffset, u32 chunkFactor, u32 version = 11,
+                         u32 CRC-32 of every byte before it
+
+Field 0 is ``_id``; the others are sorted by byte order. An empty segment holds only the field
+records, fields index and footer (dictOffsets 0; docValueOffset 0, or 2^64-1 from a merge).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+import zlib
+from collections.abc import Iterator, Sequence
+from itertools import chain
+from dataclasses import dataclass
+
+from indexbridge.bytes import ByteReader, put_uvarint
+from indexbridge.errors import IndexFormatError
+from indexbridge.zap import docvalues, stored
+from indexbridge.zap.analysis import ID_FIELD_NAME, Document
+from indexbridge.zap.docvalues import NOT_UNINVERTED, DocValueSection, split_terms
+from indexbridge.zap.fst import Fst, FstBuilder
+from indexbridge.zap.postings import (
+    Location,
+    PostingsList,
+    encode_freq_norm,
+    encode_locations,
+    is_one_hit,
+    norm_bits,
+    num_chunks,
+    write_postings,
+)
+from indexbridge.zap.stored import StoredValue
+
+VERSION = 11
+DEFAULT_CHUNK_FACTOR = 1024
+FOOTER_SIZE = 44
+_FOOTER = struct.Struct(">QQQQIII")
+
+
+def field_order(names: set[str]) -> list[str]:
+    """Field ids: ``_id`` first, then the other names in byte order."""
+    return [ID_FIELD_NAME] + sorted((n for n in names if n != ID_FIELD_NAME), key=lambda n: n.encode())
+
+
+def write_tail(out: bytearray, field_names: list[str], dict_offsets: list[int], num_docs: int,
+               stored_index_offset: int, doc_value_offset: int, chunk_factor: int) -> bytes:
+    """Append field records, fields index and footer (with its CRC); return the whole file."""
+    record_offsets = []
+    for name, dict_offset in zip(field_names, dict_offsets):
+        record_offsets.append(len(out))
+        encoded = name.encode()
+        put_uvarint(out, dict_offset)
+        put_uvarint(out, len(encoded))
+        out += encoded
+    fields_index_offset = len(out)
+    for offset in record_offsets:
+        out += offset.to_bytes(8, "big")
+    out += _FOOTER.pack(num_docs, stored_index_offset, fields_index_offset, doc_value_offset, chunk_factor, VERSION, 0)[:-4]
+    out += zlib.crc32(out).to_bytes(4, "big")
+    return bytes(out)
+
+
+def build_segment(documents: Sequence[Document], chunk_factor: int = DEFAULT_CHUNK_FACTOR) -> bytes:
+    """The bytes zap's ``New`` writes for ``documents`` (docNum = position) at ``chunk_factor``."""
+    if chunk_factor <= 0:
+        raise ValueError(f"chunk factor must be positive, got {chunk_factor}")
+    names = {ID_FIELD_NAME}
+    for doc in documents:
+        names.update(f.name for f in doc.composite_fields)
+        names.update(f.name for f in doc.fields)
+    field_names = field_order(names)
+    ids = {name: i for i, name in enumerate(field_names)}
+    num_fields = len(field_names)
+    postings: list[dict[bytes, list]] = [{} for _ in field_names]
+    has_docvalues = [False] * num_fields
+
+    out = bytearray()
+    stored_offsets = []
+    for doc_num, doc in enumerate(documents):
+        per_field: dict[int, tuple[list[int], dict[bytes, list]]] = {}  # fid -> ([field length], term -> [freq, locations])
+        for instance in chain(doc.composite_fields, doc.fields):  # composites first, then document order
+            fid = ids[instance.name]
+            slot = per_field.get(fid)
+            if slot is None:
+                slot = per_field[fid] = ([0], {})
+            slot[0][0] += instance.length
+            merged = slot[1]
+            for token in instance.tokens or ():
+                locations = [
+                    Location(ids[loc.field] if loc.field else fid, loc.pos, loc.start, loc.end, tuple(loc.array_positions))
+                    for loc in token.locations
+                ] if token.locations else []
+                entry = merged.get(token.term)
+                if entry is None:
+                    merged[token.term] = [token.freq, locations]
+                else:
+                    entry[0] += token.freq
+                    entry[1].extend(locations)
+        for fid, ((length,), merged) in per_field.items():
+            bits = norm_bits(length)
+            field_postings = postings[fid]
+            for term, (freq, locations) in merged.items():
+                hits = field_postings.get(term)
+                if hits is None:
+                    field_postings[term] = [(doc_num, freq, bits, locations)]
+                else:
+                    hits.append((doc_num, freq, bits, locations))
+
+        doc_id = None
+        values = []
+        for f in doc.fields:
+            fid = ids[f.name]
+            if f.doc_values:
+                has_docvalues[fid] = True
+            if f.store:
+                if fid == 0:
+                    if doc_id is None:
+                        doc_id = f.value
+                else:
+                    values.append(StoredValue(fid, f.type, f.value, tuple(f.array_positions)))
+        if doc_id is None:
+            raise ValueError(f"document {doc_num} has no stored _id field")
+        if len(values) > 1:
+            values.sort(key=lambda v: v.field_id)  # stable: document order within a field
+        stored_offsets.append(len(out))
+        out += stored.encode_record(doc_id, values)
+
+    num_docs = len(documents)
+    stored_index_offset = len(out) if num_docs else 0
+    for offset in stored_offsets:
+        out += offset.to_bytes(8, "big")
+    dict_offsets = [0] * num_fields
+    doc_value_offset = 0
+    if num_docs:
+        chunks = num_chunks(num_docs, chunk_factor)
+        sections = []
+        for fid in range(num_fields):
+            builder = FstBuilder()
+            doc_terms: dict[int, list[bytes]] | None = {} if has_docvalues[fid] else None
+            for term in sorted(postings[fid]):
+                hits = postings[fid][term]
+                docs = [h[0] for h in hits]
+                offset = write_postings(
+                    out,
+                    docs,
+                    [encode_freq_norm(freq, bool(locs), bits) for _, freq, bits, locs in hits],
+                    [encode_locations(locs) for _, _, _, locs in hits],
+                    chunk_factor,
+                    chunks,
+                )
+                builder.insert(term, offset)
+                if doc_terms is not None:
+                    for doc in docs:
+                        doc_terms.setdefault(doc, []).append(term)
+            fst = builder.finish()
+            dict_offsets[fid] = len(out)
+            put_uvarint(out, len(fst))
+            out += fst
+            if doc_terms is None:
+                sections.append((NOT_UNINVERTED, NOT_UNINVERTED))
+            else:
+                start = len(out)
+                values = [(doc, b"".join(t + b"\xff" for t in terms)) for doc, terms in sorted(doc_terms.items())]
+                out += docvalues.encode_section(values, chunk_factor, chunks)
+                sections.append((start, len(out)))
+        doc_value_offset = len(out)
+        out += docvalues.encode_index(sections)
+    return write_tail(out, field_names, dict_offsets, num_docs, stored_index_offset, doc_value_offset, chunk_factor)
+
+
+@dataclass(frozen=True)
+class FieldInfo:
+    id: int
+    name: str
+    record_offset: int
+    dict_offset: int
+    docvalues: tuple[int, int] | None
+
+
+@dataclass(frozen=True)
+class Footer:
+    num_docs: int
+    stored_index_offset: int
+    fields_index_offset: int
+    doc_value_offset: int
+    chunk_factor: int
+    version: int
+    crc: int
+
+
+class Dictionary:
+    """A field's term dictionary: its FST (None when the field has none) and postings lookup."""
+
+    def __init__(self, segment: Segment, field: FieldInfo, fst: Fst | None, fst_len: int | None) -> None:
+        self.segment, self.field, self.fst, self.fst_len = segment, field, fst, fst_len
+
+    def __len__(self) -> int:
+        return 0 if self.fst is None else len(self.fst)
+
+    def items(self, start: bytes | None = None, end: bytes | None = None) -> Iterator[tuple[bytes, int]]:
+        """(term, FST value) in byte order, ``start <= term < end``."""
+        return iter(()) if self.fst is None else self.fst.items(start, end)
+
+    def prefix(self, prefix: bytes) -> Iterator[tuple[bytes, int]]:
+        return iter(()) if self.fst is None else self.fst.prefix(prefix)
+
+    def terms(self) -> Iterator[bytes]:
+        return (t for t, _ in self.items())
+
+    def postings(self, term: bytes) -> PostingsList:
+        """The term's hits (empty if the term is absent)."""
+        value = None if self.fst is None else self.fst.get(term)
+        return PostingsList.empty() if value is None else self.segment.postings_at(value, self.field.dict_offset)
+
+
+class Segment:
+    """A zap v11 segment read in place (memory-mapped for files); the CRC is checked unless told not to."""
+
+    def __init__(self, data: bytes | bytearray | memoryview | mmap.mmap, source: str = "<bytes>", verify_crc: bool = True) -> None:
+        self._mmap = data if isinstance(data, mmap.mmap) else None
+        self.data = memoryview(data).cast("B")
+        self.source = source
+        size = len(self.data)
+        if size < FOOTER_SIZE:
+            raise IndexFormatError(source, 0, f"a zap segment of at least {FOOTER_SIZE} bytes, found {size}")
+        footer = Footer(*_FOOTER.unpack_from(self.data, size - FOOTER_SIZE))
+        self.footer = footer
+        if footer.version != VERSION:
+            raise IndexFormatError(source, size - 8, f"zap version {VERSION}, found {footer.version}")
+        self.crc_ok = zlib.crc32(self.data[: size - 4]) == footer.crc
+        if verify_crc and not self.crc_ok:
+            raise IndexFormatError(source, size - 4, f"CRC-32 {zlib.crc32(self.data[: size - 4]):#010x} of the segment, found {footer.crc:#010x}")
+        if footer.chunk_factor == 0:
+            raise IndexFormatError(source, size - 12, "a positive chunk factor, found 0")
+        body_end = size - FOOTER_SIZE
+        fio = footer.fields_index_offset
+        if fio > body_end or (body_end - fio) % 8 or fio == body_end:
+            raise IndexFormatError(source, size - 28, f"a fields index offset leaving a whole number of (>= 1) u64 entries before the footer at {body_end}, found {fio}")
+        self.num_docs = footer.num_docs
+        if self.num_docs and (footer.stored_index_offset + 8 * self.num_docs > fio):
+            raise IndexFormatError(source, size - 36, f"a stored index of {self.num_docs} entries before the fields index, found offset {footer.stored_index_offset}")
+        index = ByteReader(self.data, source, fio, body_end)
+        record_offsets = [index.u64_be("field record offset") for _ in range((body_end - fio) // 8)]
+        doc_value_ranges: list[tuple[int, int]] | None = None
+        if self.num_docs and footer.doc_value_offset != NOT_UNINVERTED:
+            if footer.doc_value_offset >= fio:
+                raise IndexFormatError(source, size - 20, f"a docvalue index offset before the fields index, found {footer.doc_value_offset}")
+            reader = ByteReader(self.data, source, footer.doc_value_offset, fio)
+            doc_value_ranges = [(reader.uvarint("docvalue start"), reader.uvarint("docvalue end")) for _ in record_offsets]
+        fields = []
+        for fid, offset in enumerate(record_offsets):
+            if offset >= fio:
+                raise IndexFormatError(source, fio + 8 * fid, f"a field record before the fields index, found offset {offset}")
+            reader = ByteReader(self.data, source, offset, fio)
+            dict_offset = reader.uvarint("dictionary offset")
+            name_bytes = reader.take(reader.uvarint("field name length"), "field name")
+            try:
+                name = bytes(name_bytes).decode()
+            except UnicodeDecodeError:
+                raise IndexFormatError(source, offset, "a UTF-8 field name") from None
+            if dict_offset >= fio:
+                raise IndexFormatError(source, offset, f"a dictionary offset before the fields index, found {dict_offset}")
+            dv = None
+            if doc_value_ranges is not None and doc_value_ranges[fid][0] != NOT_UNINVERTED:
+                dv = doc_value_ranges[fid]
+            fields.append(FieldInfo(fid, name, offset, dict_offset, dv))
+        self.fields = fields
+        self._ids = {f.name: f.id for f in fields}
+        self._dictionaries: dict[int, Dictionary] = {}
+
+    @classmethod
+    def open(cls, path: str | os.PathLike, verify_crc: bool = True) -> Segment:
+        """Map the file at ``path`` (nothing is read whole, except to verify the CRC)."""
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+        return cls(data, str(path), verify_crc)
+
+    def close(self) -> None:
+        self._dictionaries.clear()
+        self.data.release()
+        if self._mmap is not None:
+            try:
+                self._mmap.close()
+            except BufferError:  # views handed out (postings, FSTs) keep the mapping alive
+                pass
+
+    def __enter__(self) -> Segment:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def chunk_factor(self) -> int:
+        return self.footer.chunk_factor
+
+    @property
+    def field_names(self) -> list[str]:
+        return [f.name for f in self.fields]
+
+    def field(self, name: str) -> FieldInfo | None:
+        fid = self._ids.get(name)
+        return None if fid is None else self.fields[fid]
+
+    def dictionary(self, field: str | int) -> Dictionary:
+        """The term dictionary of a field (by name or id); KeyError if the segment lacks the field."""
+        fid = field if isinstance(field, int) else self._ids[field]
+        cached = self._dictionaries.get(fid)
+        if cached is None:
+            info = self.fields[fid]
+            fst = fst_len = None
+            if info.dict_offset:
+                reader = ByteReader(self.data, self.source, info.dict_offset, len(self.data) - FOOTER_SIZE)
+                fst_len = reader.uvarint("FST length")
+                start = reader.pos
+                fst = Fst(reader.take(fst_len, "vellum FST"), self.source, start)
+            cached = self._dictionaries[fid] = Dictionary(self, info, fst, fst_len)
+        return cached
+
+    def postings_at(self, value: int, dict_offset: int = 0) -> PostingsList:
+        """The postings list an FST value names: 1-hit, or the record at that offset.
+
+        ``dict_offset`` (the dictionary the value came from) is the offset errors name."""
+        if is_one_hit(value):
+            if value & 0x7FFFFFFF >= self.num_docs:
+                raise IndexFormatError(self.source, dict_offset, f"a 1-hit FST value with a docNum below {self.num_docs}, found {value}")
+            return PostingsList.one_hit(value)
+        if value >> 62 or not 0 < value < len(self.data) - FOOTER_SIZE:
+            raise IndexFormatError(self.source, dict_offset, f"an FST value that is 1-hit or a postings offset in the file, found {value}")
+        return PostingsList.read(self.data, self.source, value, len(self.data) - FOOTER_SIZE, self.chunk_factor, self.num_docs)
+
+    def postings(self, field: str, term: bytes) -> PostingsList:
+        """Hits of ``term`` in ``field`` (empty for an unknown field or term)."""
+        if field not in self._ids:
+            return PostingsList.empty()
+        return self.dictionary(field).postings(term)
+
+    def record_reader(self, doc: int) -> ByteReader:
+        """A reader at the stored record of ``doc``, bounded by the stored index."""
+        if not 0 <= doc < self.num_docs:
+            raise IndexError(f"document {doc} out of range [0, {self.num_docs})")
+        at = self.footer.stored_index_offset + 8 * doc
+        offset = int.from_bytes(self.data[at : at + 8], "big")
+        if offset >= self.footer.stored_index_offset:
+            raise IndexFormatError(self.source, at, f"a stored record offset before the stored index, found {offset}")
+        return ByteReader(self.data, self.source, offset, self.footer.stored_index_offset)
+
+    def stored_record(self, doc: int) -> tuple[bytes, list[StoredValue]]:
+        """(``_id`` bytes, other stored values with field ids) of document ``doc``."""
+        return stored.decode_record(self.record_reader(doc))
+
+    def document(self, doc: int) -> list[tuple[str, str, bytes, tuple[int, ...]]]:
+        """Stored values of ``doc`` as (field name, type, value, array positions), ``_id`` first."""
+        doc_id, values = self.stored_record(doc)
+        out = [(ID_FIELD_NAME, "t", doc_id, ())]
+        for v in values:
+            if v.field_id >= len(self.fields):
+                raise IndexFormatError(self.source, self.record_reader(doc).pos, f"a stored field id below {len(self.fields)}, found {v.field_id}")
+            out.append((self.fields[v.field_id].name, v.type, v.value, v.array_positions))
+        return out
+
+    def doc_id(self, doc: int) -> bytes:
+        """The external id of ``doc`` (no decompression needed)."""
+        reader = self.record_reader(doc)
+        meta_start, data_start, end = stored.record_extent(reader)
+        id_len = ByteReader(self.data, self.source, meta_start, data_start).uvarint("stored _id length")
+        if id_len > end - data_start:
+            raise IndexFormatError(self.source, meta_start, f"an _id of at most {end - data_start} bytes, found {id_len}")
+        return bytes(self.data[data_start : data_start + id_len])
+
+    def docvalue_section(self, field: str | int) -> DocValueSection | None:
+        fid = field if isinstance(field, int) else self._ids[field]
+        info = self.fields[fid]
+        if info.docvalues is None:
+            return None
+        return DocValueSection(self.data, self.source, *info.docvalues, self.chunk_factor)
+
+    def docvalues(self, field: str | int) -> Iterator[tuple[int, list[bytes]]]:
+        """(docNum, terms) for the docs with values in the field's docvalue section."""
+        section = self.docvalue_section(field)
+        if section is not None:
+            for doc, value in section:
+                yield doc, split_terms(value)
