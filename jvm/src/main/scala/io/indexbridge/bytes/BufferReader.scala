@@ -20,7 +20,7 @@ final class BufferReader(val buf: ByteBuffer, val source: String, val start: Int
   def remaining: Int = end - position
 
   /** Moves to absolute index `p`, which must lie in `start..end`. */
-  def seek(p: Long, what: String): BufferReader = {
+  def seek(p: Long, what: => String): BufferReader = {
     if (p < start || p > end) fail(s"$what: an offset in $start..$end, found $p")
     position = p.toInt
     this
@@ -28,24 +28,24 @@ final class BufferReader(val buf: ByteBuffer, val source: String, val start: Int
 
   def fail(expected: String, at: Long = position.toLong): Nothing = throw new IndexFormatException(source, at, expected)
 
-  def require(n: Long, what: String): Unit =
+  def require(n: Long, what: => String): Unit =
     if (n < 0 || n > remaining) fail(s"$what: need $n bytes, $remaining left")
 
-  def u8(what: String = "u8"): Int = {
+  def u8(what: => String = "u8"): Int = {
     require(1, what)
     val v = buf.get(position) & 0xff
     position += 1
     v
   }
 
-  def u32BE(what: String = "u32 BE"): Long = {
+  def u32BE(what: => String = "u32 BE"): Long = {
     require(4, what)
     val v = buf.getInt(position) & 0xffffffffL // a ByteBuffer is big-endian unless told otherwise
     position += 4
     v
   }
 
-  def u64BE(what: String = "u64 BE"): Long = {
+  def u64BE(what: => String = "u64 BE"): Long = {
     require(8, what)
     val v = buf.getLong(position)
     position += 8
@@ -53,7 +53,7 @@ final class BufferReader(val buf: ByteBuffer, val source: String, val start: Int
   }
 
   /** Go's uvarint (unsigned LEB128, at most 10 bytes); the result is the raw 64 bits. */
-  def uvarint(what: String): Long = {
+  def uvarint(what: => String): Long = {
     val at = position
     var x = 0L
     var shift = 0
@@ -73,7 +73,7 @@ final class BufferReader(val buf: ByteBuffer, val source: String, val start: Int
   }
 
   /** A uvarint that must lie in `0..max` (a count, length or offset that indexes something). */
-  def uvarintUpTo(max: Long, what: String): Int = {
+  def uvarintUpTo(max: Long, what: => String): Int = {
     val at = position
     val v = uvarint(what)
     if (v < 0 || v > max) fail(s"$what: a value in 0..$max, found ${java.lang.Long.toUnsignedString(v)}", at.toLong)
@@ -81,7 +81,7 @@ final class BufferReader(val buf: ByteBuffer, val source: String, val start: Int
   }
 
   /** A copy of the next `n` bytes. */
-  def take(n: Int, what: String): Array[Byte] = {
+  def take(n: Int, what: => String): Array[Byte] = {
     require(n.toLong, what)
     val out = new Array[Byte](n)
     buf.get(position, out)
@@ -89,13 +89,13 @@ final class BufferReader(val buf: ByteBuffer, val source: String, val start: Int
     out
   }
 
-  def skip(n: Long, what: String): Unit = {
+  def skip(n: Long, what: => String): Unit = {
     require(n, what)
     position += n.toInt
   }
 
   /** A reader over `from until to` of the same buffer (absolute indexes), checked against this one's range. */
-  def range(from: Long, to: Long, what: String): BufferReader = {
+  def range(from: Long, to: Long, what: => String): BufferReader = {
     if (from < start || to > end || from > to) fail(s"$what: a range inside $start..$end, found $from..$to", from)
     new BufferReader(buf, source, from.toInt, to.toInt)
   }

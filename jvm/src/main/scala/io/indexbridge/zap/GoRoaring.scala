@@ -1,5 +1,6 @@
 package io.indexbridge.zap
 
+import io.indexbridge.IndexFormatException
 import io.indexbridge.bytes.{ByteReader, ByteSink}
 import io.indexbridge.roaring.Roaring32
 import org.roaringbitmap.RoaringBitmap
@@ -86,10 +87,15 @@ object GoRoaring {
 
   /** Reads a validated bitmap from `bytes` (a roaring blob taken from `source` at file offset `at`). */
   def read(bytes: Array[Byte], source: String, at: Long, checkContents: Boolean): RoaringBitmap = {
-    val r = ByteReader(bytes, s"$source (roaring at $at)")
-    val bm = Roaring32.read(r, checkContents)
-    if (r.remaining != 0) r.fail(s"a roaring blob filling its ${bytes.length} bytes, ${r.remaining} left over")
-    bm
+    // offsets inside the blob become file offsets only when something fails
+    try {
+      val r = ByteReader(bytes, source)
+      val bm = Roaring32.read(r, checkContents)
+      if (r.remaining != 0) r.fail(s"a roaring blob filling its ${bytes.length} bytes, ${r.remaining} left over")
+      bm
+    } catch {
+      case e: IndexFormatException => throw new IndexFormatException(source, at + e.offset, e.expected)
+    }
   }
 
   /** What a blob already accepted by [[read]] holds: the cookie and per container (key, kind, cardinality). */

@@ -24,11 +24,13 @@ object Snappy {
   private final val InputMargin = 15
   private final val MinNonLiteralBlockSize = 1 + 1 + InputMargin
   private final val MaxTableSize = 1 << 14
+  /** The match table, reused per thread (encodeBlock clears the part it uses, as Go's fresh array is zero). */
+  private val tables: ThreadLocal[Array[Short]] = ThreadLocal.withInitial(() => new Array[Short](MaxTableSize))
 
   /** Go's `snappy.Encode(nil, src[off:off+len])`, appended to `out`. */
   def encode(src: Array[Byte], off: Int, len: Int, out: ByteSink): Unit = {
     out.uvarint(len.toLong)
-    val table = new Array[Short](MaxTableSize)
+    val table = tables.get
     var p = off
     val end = off + len
     while (p < end) {

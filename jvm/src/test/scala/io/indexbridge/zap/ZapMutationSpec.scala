@@ -95,7 +95,7 @@ class ZapMutationSpec extends AnyFunSuite {
   for (name <- ZapVectors.segmentNames) test(s"mutations of $name.zap") {
     val original = ZapVectors.zap(name)
     val rnd = new Random(name.hashCode)
-    val budget = math.max(12, math.min(1500, (3000000L / original.length).toInt))
+    val budget = math.max(40, math.min(1500, (30000000L / original.length).toInt))
     val targets = structural(original)
     val mutations =
       (if (targets.length * ops.length <= budget) for (i <- targets; op <- ops) yield (i, op)
