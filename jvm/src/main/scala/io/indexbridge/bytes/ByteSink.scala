@@ -76,16 +76,8 @@ final class ByteSink(initialCapacity: Int = 256) {
   def toArray: Array[Byte] = java.util.Arrays.copyOf(buf, n)
 }
 
-/** Go's unsigned varint (`encoding/binary`), decoding side and sizes. */
+/** Go's unsigned varint (`encoding/binary`), decoding side, over an array. */
 object Uvarint {
-  /** Bytes `v` takes as a uvarint (1..10). */
-  def size(v: Long): Int = {
-    var x = v
-    var s = 1
-    while ((x & ~0x7fL) != 0) { x >>>= 7; s += 1 }
-    s
-  }
-
   /** Decodes the uvarint at `bytes(pos)`, reading no further than `end`. Returns the value and
     * stores the position after it in `next(0)`; returns -1 in `next(0)` on a truncated or
     * over-long (more than 10 bytes, or overflowing 64 bits) varint, as Go's `Uvarint` does. */

@@ -12,7 +12,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
-import com.fasterxml.jackson.databind.node.{ArrayNode, JsonNodeFactory, ObjectNode}
+import com.fasterxml.jackson.databind.node.JsonNodeFactory
 import io.indexbridge.zap._
 import org.roaringbitmap.RoaringBitmap
 
@@ -169,7 +169,7 @@ object ZapConformance {
     // dictionaries, one field at a time (the big vectors hold 65k terms)
     val exDicts = ex.path("dictionaries")
     cmp("dictionaries.length", nodes.numberNode(exDicts.size), nodes.numberNode(seg.fields.length))
-    for ((f, i) <- seg.fields.zipWithIndex if i < exDicts.size) cmp(s"dictionaries[$i]", exDicts.get(i), dictionaryNode(seg, f))
+    for ((f, i) <- seg.fields.zipWithIndex if i < exDicts.size) checkDictionary(seg, f, exDicts.get(i), s"${prefix}dictionaries[$i]", fail)
     cmp("doc_ids", ex.path("doc_ids"), {
       val a = nodes.arrayNode()
       (0 until seg.numDocs).foreach(d => a.add(byteNode(seg.docId(d))))
@@ -205,46 +205,62 @@ object ZapConformance {
     })
   }
 
-  private def dictionaryNode(seg: SegmentReader, f: FieldInfo): JsonNode = {
-    val dict = seg.dictionary(f.id)
-    val o = nodes.objectNode().put("field", f.name)
-    dict.fstLength match {
-      case Some(l) => o.put("fst_bytes_len", l)
-      case None    => o.putNull("fst_bytes_len")
-    }
-    val terms = nodes.arrayNode()
-    var count = 0
-    for ((term, value) <- dict.terms()) {
-      count += 1
-      val t = terms.addObject()
-      t.set[JsonNode]("term", byteNode(term))
-      t.put("fst_value", java.lang.Long.toUnsignedString(value))
-      val pl = seg.postingsAt(value)
-      t.put("encoding", if (pl.oneHitValue) "1hit" else "general")
-      if (!pl.oneHitValue) {
-        t.put("freq_offset", pl.freqBlockOffset).put("loc_offset", pl.locBlockOffset).put("roaring_len", pl.roaringBytes.length)
-        val (cookie, containers) = GoRoaring.describe(pl.roaringBytes)
-        t.put("roaring_cookie", cookie)
-        val ca = t.putArray("roaring_containers")
-        containers.foreach { case (k, kind, card) => ca.addArray().add(k).add(kind).add(card) }
+  /** Compares one dictionary term by term (the actual side never holds more than one term's
+    * report, so the 65k-term vectors stay cheap). */
+  private def checkDictionary(seg: SegmentReader, f: FieldInfo, expected: JsonNode, path: String, fail: String => Unit): Unit =
+    try {
+      val dict = seg.dictionary(f.id)
+      val head = nodes.objectNode().put("field", f.name)
+      dict.fstLength match {
+        case Some(l) => head.put("fst_bytes_len", l)
+        case None    => head.putNull("fst_bytes_len")
       }
-      val docs = t.putArray("docs"); val freqs = t.putArray("freqs"); val norms = t.putArray("norm_bits"); val locs = t.putArray("locs")
-      for (h <- 0 until pl.size) {
-        docs.add(pl.docs(h)); freqs.add(pl.freqs(h)); norms.add(pl.normBits(h).toLong & 0xffffffffL)
-        if (!pl.hasLocations(h)) locs.addNull()
-        else {
-          val la = locs.addArray()
-          for (l <- pl.locations(h)) {
-            val e = la.addArray().add(seg.fields(l.fieldId).name).add(l.pos).add(l.start).add(l.end)
-            val ap = e.addArray()
-            l.arrayPositions.foreach(p => ap.add(p))
-          }
+      val keys = expected.fieldNames.asScala.toSet
+      if (keys != Set("field", "fst_bytes_len", "num_terms", "terms")) fail(s"$path: keys expected field,fst_bytes_len,num_terms,terms, got ${keys.toSeq.sorted.mkString(",")}")
+      diff(s"$path.field", expected.path("field"), head.get("field"), fail)
+      diff(s"$path.fst_bytes_len", expected.path("fst_bytes_len"), head.get("fst_bytes_len"), fail)
+      val exTerms = expected.path("terms")
+      var count = 0
+      var reported = false
+      for ((term, value) <- dict.terms()) {
+        if (!reported && count < exTerms.size) {
+          diff(s"$path.terms[$count]", exTerms.get(count), termNode(seg, term, value), m => { reported = true; fail(m) })
+        }
+        count += 1
+      }
+      diff(s"$path.num_terms", expected.path("num_terms"), nodes.numberNode(count), fail)
+      if (count != exTerms.size) fail(s"$path.terms: expected ${exTerms.size} terms, got $count")
+      dict.fst.foreach(fst => if (fst.numKeys != count) fail(s"$path: the FST trailer counts ${fst.numKeys} keys, iteration gave $count"))
+    } catch { case NonFatal(t) => fail(s"$path: ${t.getClass.getSimpleName}: ${t.getMessage}") }
+
+  /** One term of a dictionary as the vectors describe it. */
+  private def termNode(seg: SegmentReader, term: Array[Byte], value: Long): JsonNode = {
+    val t = nodes.objectNode()
+    t.set[JsonNode]("term", byteNode(term))
+    t.put("fst_value", java.lang.Long.toUnsignedString(value))
+    val pl = seg.postingsAt(value)
+    t.put("encoding", if (pl.oneHitValue) "1hit" else "general")
+    if (!pl.oneHitValue) {
+      t.put("freq_offset", pl.freqBlockOffset).put("loc_offset", pl.locBlockOffset).put("roaring_len", pl.roaringBytes.length)
+      val (cookie, containers) = GoRoaring.describe(pl.roaringBytes)
+      t.put("roaring_cookie", cookie)
+      val ca = t.putArray("roaring_containers")
+      containers.foreach { case (k, kind, card) => ca.addArray().add(k).add(kind).add(card) }
+    }
+    val docs = t.putArray("docs"); val freqs = t.putArray("freqs"); val norms = t.putArray("norm_bits"); val locs = t.putArray("locs")
+    for (h <- 0 until pl.size) {
+      docs.add(pl.docs(h)); freqs.add(pl.freqs(h)); norms.add(pl.normBits(h).toLong & 0xffffffffL)
+      if (!pl.hasLocations(h)) locs.addNull()
+      else {
+        val la = locs.addArray()
+        for (l <- pl.locations(h)) {
+          val e = la.addArray().add(seg.fields(l.fieldId).name).add(l.pos).add(l.start).add(l.end)
+          val ap = e.addArray()
+          l.arrayPositions.foreach(p => ap.add(p))
         }
       }
     }
-    o.put("num_terms", count)
-    o.set[JsonNode]("terms", terms)
-    o
+    t
   }
 
   /** Reports where `actual` differs from `expected` (numbers by value, object keys as sets). */

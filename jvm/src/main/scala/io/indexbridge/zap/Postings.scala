@@ -181,7 +181,6 @@ final class PostingsBuilder {
 
   def size: Int = n
   def isEmpty: Boolean = n == 0
-  def lastDoc: Int = docs(n - 1)
   def firstDoc: Int = docs(0)
   /** Bytes of location data produced so far (Go's `locEncoder.FinalSize()`). */
   def locationBytes: Int = locData.size
