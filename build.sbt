@@ -18,6 +18,8 @@ lazy val root = (project in file("."))
     libraryDependencies ++= Seq(
       "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
       "org.roaringbitmap" % "RoaringBitmap" % "1.3.0" % Provided,
+      // zap's snappy blocks are decoded with the snappy-java Spark 4.0.1 ships (Provided is on the Test classpath too)
+      "org.xerial.snappy" % "snappy-java" % "1.1.10.7" % Provided,
       "org.scalatest" %% "scalatest" % "3.2.19" % Test,
       "org.scalacheck" %% "scalacheck" % "1.18.1" % Test,
       "org.scalatestplus" %% "scalacheck-1-18" % "3.2.19.0" % Test,

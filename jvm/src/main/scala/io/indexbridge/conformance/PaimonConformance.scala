@@ -337,10 +337,12 @@ object Conformance {
     val selected = only.split(',').map(_.trim).filter(_.nonEmpty).toSet
     val out = Option(outDir).filter(_.nonEmpty).map(Paths.get(_))
     val results = mapper.createArrayNode()
+    // a zap manifest names its format once, at the top level
+    val manifestFormat = Option(manifest.get("format")).map(_.asText)
     for (entry <- manifest.path("cases").asScala) {
-      val format = entry.path("format").asText
+      val format = Option(entry.get("format")).map(_.asText).orElse(manifestFormat).getOrElse("")
       if (selected.isEmpty || selected(format)) {
-        val failures = checkers.get(format) match {
+        val failures = (if (format == "zap") Some(ZapConformance.checkCase _) else checkers.get(format)) match {
           case Some(check) => check(dir, entry, out)
           case None        => Seq(s"format $format not supported by engine jvm")
         }
