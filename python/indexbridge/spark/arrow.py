@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +22,14 @@ from indexbridge.paimon.dv import (
     read_deletion_vectors,
     write_deletion_files,
 )
+from indexbridge.paimon.fileindex.container import (
+    FileIndexContainer,
+    build_file_index,
+    embedded_in_manifest,
+    in_manifest_threshold,
+)
+from indexbridge.paimon.fileindex.predicate import BitmapResult, Predicate
+from indexbridge.paimon.fileindex.values import DataType
 from indexbridge.storage import write_atomically
 
 DELETION_FILE_ROWS = pa.schema(
@@ -155,5 +163,132 @@ def hash_index_kernel(directory: str, group_cols: Sequence[str], hash_col: str):
         write_atomically(Path(directory) / name, data)
         rows = pa.table({"index_file": [name], "file_size": [len(data)], "row_count": [len(data) // 4]}, schema=HASH_INDEX_ROWS)
         return _with_group(rows, table, group_cols, key)
+
+    return kernel
+
+
+# -- Paimon file indexes -----------------------------------------------------------------------
+
+FILE_INDEX_ROWS = pa.schema(
+    [
+        pa.field("file", pa.string(), nullable=False),
+        ("embedded", pa.binary()),
+        ("index_file", pa.string()),
+        pa.field("size", pa.int64(), nullable=False),
+        pa.field(
+            "indexes",
+            pa.list_(pa.field("element", pa.struct([
+                pa.field("column", pa.string(), nullable=False),
+                pa.field("index_type", pa.string(), nullable=False),
+                pa.field("length", pa.int32(), nullable=False),
+            ]), nullable=False)),
+            nullable=False,
+        ),
+    ]
+)  # fmt: skip
+
+PRUNED_FILES = pa.schema(
+    [
+        pa.field("file", pa.string(), nullable=False),
+        pa.field("skipped", pa.bool_(), nullable=False),
+        ("rows", pa.binary()),
+        ("candidates", pa.int64()),
+    ]
+)
+
+
+def file_index_row(
+    file: str,
+    rows: pa.Table,
+    pos_col: str,
+    options: Sequence[tuple[str, str]],
+    fields: Mapping[str, DataType],
+    directory: str | None,
+) -> dict:
+    """One data file's container from its rows (any order; positions must be 0 .. n-1), embedded
+    when at most ``file-index.in-manifest-threshold`` bytes, else written atomically to
+    ``<directory>/<file>.index``: the index row (``FILE_INDEX_ROWS``)."""
+    rows = rows.sort_by(pos_col)
+    positions = rows.column(pos_col).to_numpy()
+    if not np.array_equal(positions, np.arange(len(positions))):
+        raise ValueError(f"{file}: positions must be 0 .. n-1, each once (every row of the data file)")
+    table_options = dict(options)
+    columns = {
+        name: rows.column(name).to_pylist() if fields[name].root == "MAP" else rows.column(name)
+        for name in indexed_columns(options)
+    }
+    data = build_file_index(table_options, fields, columns, options_order=[k for k, _ in options])
+    threshold = in_manifest_threshold(table_options)
+    index_file = None
+    if not embedded_in_manifest(len(data), threshold):
+        if directory is None:
+            raise ValueError(
+                f"the file index of {file} is {len(data)} bytes, over file-index.in-manifest-threshold = "
+                f"{threshold}: pass a directory to write it to"
+            )
+        index_file = str(Path(directory) / f"{file}.index")
+        write_atomically(index_file, data)
+    entries = [
+        {"column": e.column, "index_type": e.index_type, "length": e.length}
+        for e in FileIndexContainer(data, source=file).entries
+    ]
+    return {
+        "file": file,
+        "embedded": data if index_file is None else None,
+        "index_file": index_file,
+        "size": len(data),
+        "indexes": entries,
+    }
+
+
+def indexed_columns(options: Sequence[tuple[str, str]]) -> list[str]:
+    """The data columns the ``file-index.<type>.columns`` options name (``m`` for ``m[key]``)."""
+    names: dict[str, None] = {}
+    for key, value in options:
+        if key.startswith("file-index.") and key.endswith(".columns"):
+            for name in value.split(","):
+                name = name.strip()
+                if name:
+                    nested = name.find("[")
+                    names[name[:nested] if nested > 0 and name.endswith("]") else name] = None
+    return list(names)
+
+
+def build_file_indexes_kernel(
+    file_col: str, pos_col: str, options: Sequence[tuple[str, str]], fields: Mapping[str, DataType], directory: str | None
+):
+    """applyInArrow kernel: one data file's rows → its index row (see ``file_index_row``)."""
+
+    def kernel(table: pa.Table) -> pa.Table:
+        if table.num_rows == 0:
+            return FILE_INDEX_ROWS.empty_table()
+        row = file_index_row(table.column(file_col)[0].as_py(), table, pos_col, options, fields, directory)
+        return pa.Table.from_pylist([row], schema=FILE_INDEX_ROWS)
+
+    return kernel
+
+
+def prune_files_kernel(predicate: Predicate, fields: Mapping[str, DataType]):
+    """mapInArrow kernel: index rows (file, embedded, index_file) → (file, skipped, rows,
+    candidates) by the Python ``FileIndexPredicate``; ``rows`` is the candidate row set as
+    portable roaring bytes, null when every row remains."""
+
+    def kernel(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            out: dict[str, list] = {f.name: [] for f in PRUNED_FILES}
+            for file, embedded, index_file in zip(*(batch.column(c).to_pylist() for c in ("file", "embedded", "index_file"))):
+                if embedded is not None:
+                    container = FileIndexContainer(embedded, source=f"<embedded file index of {file}>")
+                else:
+                    container = FileIndexContainer(Path(index_file).read_bytes(), source=index_file)
+                result = container.predicate(fields).evaluate(predicate)
+                rows = result.rows if isinstance(result, BitmapResult) and result.remain else None
+                if rows is not None:
+                    rows.run_optimize()
+                out["file"].append(file)
+                out["skipped"].append(not result.remain)
+                out["rows"].append(None if rows is None else rows.serialize())
+                out["candidates"].append(None if rows is None else len(rows))
+            yield pa.RecordBatch.from_pydict(out, schema=PRUNED_FILES)
 
     return kernel

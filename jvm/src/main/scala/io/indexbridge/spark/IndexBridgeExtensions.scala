@@ -1,7 +1,7 @@
 package io.indexbridge.spark
 
 import org.apache.spark.sql.SparkSessionExtensions
-import org.apache.spark.sql.indexbridge.{BucketKeyHash, DvAgg, DvCardinality, DvContains, DvPositions}
+import org.apache.spark.sql.indexbridge.{BucketKeyHash, DvAgg, DvCardinality, DvContains, DvPositions, FileIndexAgg, RowSetContains, SparkFileIndexTypes}
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Literal}
 import org.apache.spark.sql.types.BooleanType
@@ -28,6 +28,9 @@ object IndexBridgeExtensions {
     case other => throw new IllegalArgumentException(s"$name: bitmap64 must be a boolean literal, got ${other.sql}")
   }
 
+  private def indexOptions(name: String, args: Seq[Expression], at: Int): Map[String, String] =
+    if (args.length > at) SparkFileIndexTypes.options(name, args(at)).toMap else Map.empty
+
   val functions: Seq[(String, String, Builder)] = Seq(
     ("ib_dv_agg", "_FUNC_(position [, bitmap64]) - Paimon deletion vector (serialized frame) of the positions of each group",
       args => {
@@ -41,6 +44,25 @@ object IndexBridgeExtensions {
     ("ib_dv_positions", "_FUNC_(dv) - generates one row per deleted position, ascending",
       args => { arity("ib_dv_positions", args, 1); DvPositions(args.head) }),
     ("ib_key_hash", "_FUNC_(col, ...) - Paimon's dynamic-bucket key hash (BinaryRow.hashCode) of the columns",
-      args => BucketKeyHash(args))
+      args => BucketKeyHash(args)),
+    ("ib_bloom_filter_agg", "_FUNC_(value [, options]) - Paimon bloom-filter index payload of a data file's values (options map: items, fpp)",
+      args => {
+        arity("ib_bloom_filter_agg", args, 1, 2)
+        FileIndexAgg.bloomFilter(args.head, indexOptions("ib_bloom_filter_agg", args, 1)).toAggregateExpression()
+      }),
+    ("ib_bitmap_index_agg", "_FUNC_(position, value [, options]) - Paimon bitmap index payload of a data file's rows (options map: version, index-block-size)",
+      args => {
+        arity("ib_bitmap_index_agg", args, 2, 3)
+        FileIndexAgg.bitmap(args(0), args(1), indexOptions("ib_bitmap_index_agg", args, 2)).toAggregateExpression()
+      }),
+    ("ib_bsi_agg", "_FUNC_(position, value) - Paimon bit-slice index payload of a data file's rows",
+      args => { arity("ib_bsi_agg", args, 2); FileIndexAgg.bsi(args(0), args(1)).toAggregateExpression() }),
+    ("ib_file_index_agg", "_FUNC_(position, struct(columns...), options) - Paimon file index container of a data file's rows from the table's file-index.* options",
+      args => {
+        arity("ib_file_index_agg", args, 3)
+        FileIndexAgg.container(args(0), args(1), SparkFileIndexTypes.options("ib_file_index_agg", args(2))).toAggregateExpression()
+      }),
+    ("ib_row_set_contains", "_FUNC_(rows, position) - whether a candidate row set (null: every row) holds the position",
+      args => { arity("ib_row_set_contains", args, 2); RowSetContains(args(0), args(1)) })
   )
 }
