@@ -177,11 +177,11 @@ FILE_INDEX_ROWS = pa.schema(
         pa.field("size", pa.int64(), nullable=False),
         pa.field(
             "indexes",
-            pa.list_(pa.field("element", pa.struct([
+            pa.list_(pa.struct([
                 pa.field("column", pa.string(), nullable=False),
                 pa.field("index_type", pa.string(), nullable=False),
                 pa.field("length", pa.int32(), nullable=False),
-            ]), nullable=False)),
+            ])),
             nullable=False,
         ),
     ]
@@ -292,3 +292,36 @@ def prune_files_kernel(predicate: Predicate, fields: Mapping[str, DataType]):
             yield pa.RecordBatch.from_pydict(out, schema=PRUNED_FILES)
 
     return kernel
+
+
+def paimon_type(spark_type) -> DataType | None:
+    """The Paimon type Paimon's Spark connector gives a Spark column (``SparkTypeUtils``), or
+    None when the file indexes cannot index it: TIMESTAMP is TIMESTAMP_LTZ(6), TIMESTAMP_NTZ is
+    TIMESTAMP(6), STRING is VARCHAR, BINARY is VARBINARY, MAP<STRING, T> is a map of T."""
+    from pyspark.sql import types as T
+
+    simple = {
+        T.BooleanType: "BOOLEAN", T.ByteType: "TINYINT", T.ShortType: "SMALLINT", T.IntegerType: "INTEGER",
+        T.LongType: "BIGINT", T.FloatType: "FLOAT", T.DoubleType: "DOUBLE", T.DateType: "DATE",
+        T.StringType: "VARCHAR", T.BinaryType: "VARBINARY",
+    }  # fmt: skip
+    for spark_class, root in simple.items():
+        if isinstance(spark_type, spark_class):
+            return DataType(root)
+    if isinstance(spark_type, T.TimestampType):
+        return DataType("TIMESTAMP_WITH_LOCAL_TIME_ZONE", 6)
+    if isinstance(spark_type, T.TimestampNTZType):
+        return DataType("TIMESTAMP_WITHOUT_TIME_ZONE", 6)
+    if isinstance(spark_type, T.DecimalType):
+        return DataType("DECIMAL", spark_type.precision, spark_type.scale)
+    if isinstance(spark_type, T.MapType) and isinstance(spark_type.keyType, T.StringType):
+        value = paimon_type(spark_type.valueType)
+        if value is not None and value.root != "MAP":
+            return DataType("MAP", key=DataType("VARCHAR"), value=value)
+    return None
+
+
+def paimon_fields(schema) -> dict[str, DataType]:
+    """The indexable fields of a Spark ``StructType`` with their Paimon types."""
+    fields = {f.name: paimon_type(f.dataType) for f in schema.fields}
+    return {name: t for name, t in fields.items() if t is not None}

@@ -7,12 +7,17 @@ kernels of `indexbridge.spark.arrow` for the work that has to run in Python.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.column import Column as ColumnType
+from pyspark.sql.types import StructType
 
+from indexbridge.conformance.paimon import typed_value
+from indexbridge.paimon.fileindex.container import indexed_type
+from indexbridge.paimon.fileindex.predicate import Predicate, predicate_from_json
 from indexbridge.spark import arrow
 
 ColumnOrName = Column | str
@@ -132,3 +137,117 @@ def _spark_schema(schema) -> str:
     from pyspark.sql.pandas.types import from_arrow_schema
 
     return from_arrow_schema(schema)
+
+
+# -- Paimon file indexes ---------------------------------------------------------------------
+
+
+def _options_map(options: Mapping[str, str]) -> Column:
+    """A ``map<string, string>`` literal keeping the mapping's order (Paimon's container layout
+    depends on the order its options were given in)."""
+    return F.create_map(*[F.lit(str(x)) for kv in options.items() for x in kv])
+
+
+def bloom_filter_agg(value: ColumnOrName, options: Mapping[str, str] | None = None) -> Column:
+    """Aggregate: Paimon's bloom-filter index payload of a data file's values (options ``items``,
+    ``fpp``; row order does not matter)."""
+    args = [_col(value)] + ([_options_map(options)] if options else [])
+    return F.call_function("ib_bloom_filter_agg", *args)
+
+
+def bitmap_index_agg(position: ColumnOrName, value: ColumnOrName, options: Mapping[str, str] | None = None) -> Column:
+    """Aggregate: Paimon's bitmap index payload of a data file's (position, value) rows (options
+    ``version``, ``index-block-size``); positions must be 0 .. n-1."""
+    args = [_col(position), _col(value)] + ([_options_map(options)] if options else [])
+    return F.call_function("ib_bitmap_index_agg", *args)
+
+
+def bsi_agg(position: ColumnOrName, value: ColumnOrName) -> Column:
+    """Aggregate: Paimon's bit-slice index payload of a data file's (position, value) rows."""
+    return F.call_function("ib_bsi_agg", _col(position), _col(value))
+
+
+def file_index_agg(position: ColumnOrName, columns: ColumnOrName, options: Mapping[str, str]) -> Column:
+    """Aggregate: Paimon's file index container of a data file's (position, struct of columns)
+    rows from the table's ``file-index.*`` options, as ``DataFileIndexWriter`` writes it."""
+    return F.call_function("ib_file_index_agg", _col(position), _col(columns), _options_map(options))
+
+
+def row_set_contains(rows: ColumnOrName, position: ColumnOrName) -> Column:
+    """Whether a candidate row set (``prune_files``' ``rows``; null = every row) holds the position."""
+    return F.call_function("ib_row_set_contains", _col(rows), _col(position))
+
+
+def _file_indexes_jvm(spark: SparkSession):
+    return spark._jvm.io.indexbridge.spark.FileIndexes
+
+
+def build_file_indexes(
+    data: DataFrame,
+    *,
+    file_col: str = "file",
+    pos_col: str = "pos",
+    options: Mapping[str, str],
+    directory: str | None = None,
+    engine: str = "jvm",
+) -> DataFrame:
+    """One Paimon file index container per data file from its rows (``file_col``, ``pos_col`` =
+    the row's position 0 .. n-1 in the file, and the indexed columns), configured by the table's
+    ``file-index.*`` options. Returns (file, embedded, index_file, size, indexes): ``embedded``
+    holds containers of at most ``file-index.in-manifest-threshold`` bytes (default 500), larger
+    ones are written atomically to ``<directory>/<file>.index``; ``indexes`` lists (column,
+    index_type, length). ``engine="jvm"`` aggregates with ``ib_file_index_agg``, ``"arrow"`` runs
+    the Python codecs in an ``applyInArrow`` kernel; both give the same bytes."""
+    if engine == "jvm":
+        keys, values = list(options), [str(v) for v in options.values()]
+        jdf = _file_indexes_jvm(data.sparkSession).build(data._jdf, file_col, pos_col, keys, values, directory)
+        return DataFrame(jdf, data.sparkSession)
+    if engine != "arrow":
+        raise ValueError(f"engine must be 'jvm' or 'arrow', got {engine!r}")
+    pairs = [(k, str(v)) for k, v in options.items()]
+    fields = arrow.paimon_fields(data.schema)
+    columns = arrow.indexed_columns(pairs)
+    missing = [c for c in columns if c not in fields]
+    if missing:
+        raise ValueError(f"indexed columns {missing} are missing from the data or of a type Paimon cannot index")
+    kernel = arrow.build_file_indexes_kernel(file_col, pos_col, pairs, fields, directory)
+    rows = data.select(file_col, pos_col, *columns)
+    return rows.groupBy(file_col).applyInArrow(kernel, _spark_schema(arrow.FILE_INDEX_ROWS))
+
+
+def file_index_predicate(condition: str | Column, schema: StructType) -> Predicate:
+    """The file-index predicate tree of a Spark condition over data files of ``schema``: analysed
+    and translated by the JVM (``FileIndexConditions``: what an index cannot decide answers
+    REMAIN), handed over as small JSON, literals converted to the columns' types."""
+    spark = SparkSession.active()
+    jcondition = condition._jc if isinstance(condition, ColumnType) else condition
+    text = _file_indexes_jvm(spark).predicateJson(jcondition, schema.json())
+    fields = arrow.paimon_fields(schema)
+
+    def literal(column: str, value: object) -> object:
+        data_type = indexed_type(column, fields)
+        return typed_value({"root": data_type.root}, value) if data_type is not None else value
+
+    return predicate_from_json(json.loads(text), literal)
+
+
+def prune_files(indexes: DataFrame, condition: str | Column, schema: StructType, *, engine: str = "jvm") -> DataFrame:
+    """Per data file of ``build_file_indexes``' rows: (file, skipped, rows, candidates) for a
+    condition (SQL text or Column) over data files of ``schema``. ``rows`` is the candidate row
+    set (portable roaring bytes) when the indexes narrow the file to some rows, null when every
+    row may match; it stays on the executors (see ``apply_pruning``)."""
+    if engine == "jvm":
+        jcondition = condition._jc if isinstance(condition, ColumnType) else condition
+        jdf = _file_indexes_jvm(indexes.sparkSession).prune(indexes._jdf, jcondition, schema.json())
+        return DataFrame(jdf, indexes.sparkSession)
+    if engine != "arrow":
+        raise ValueError(f"engine must be 'jvm' or 'arrow', got {engine!r}")
+    kernel = arrow.prune_files_kernel(file_index_predicate(condition, schema), arrow.paimon_fields(schema))
+    return indexes.select("file", "embedded", "index_file").mapInArrow(kernel, _spark_schema(arrow.PRUNED_FILES))
+
+
+def apply_pruning(data: DataFrame, pruned: DataFrame, *, file_col: str = "file", pos_col: str = "pos") -> DataFrame:
+    """The rows of ``data`` whose file ``pruned`` does not skip and whose position is among its
+    candidate rows (a JVM join and ``ib_row_set_contains``)."""
+    jdf = _file_indexes_jvm(data.sparkSession).applyPruning(data._jdf, pruned._jdf, file_col, pos_col)
+    return DataFrame(jdf, data.sparkSession)

@@ -31,7 +31,7 @@ object FileIndexes {
     StructField("indexes", ArrayType(StructType(Seq(
       StructField("column", StringType, nullable = false),
       StructField("index_type", StringType, nullable = false),
-      StructField("length", IntegerType, nullable = false))), containsNull = false), nullable = false)
+      StructField("length", IntegerType, nullable = false)))), nullable = false)
   ))
 
   val PrunedSchema: StructType = StructType(Seq(

@@ -147,12 +147,14 @@ object FileIndexConditions {
           Some((s"${a.name}[${key.eval().asInstanceOf[UTF8String]}]", v, None))
         case _ => None
       }
+    case Cast(child, to, _, _) if child.dataType == to => column(child)
     case Cast(child, to, _, _) if widening(child.dataType, to) =>
       column(child).collect { case (name, from, None) => (name, to, Some(from)) }
     case _ => None
   }
 
   private def widening(from: DataType, to: DataType): Boolean = (from, to) match {
+    case (FloatType, DoubleType) => true
     case (ByteType, ShortType | IntegerType | LongType) | (ShortType, IntegerType | LongType) | (IntegerType, LongType) => true
     case (f: DecimalType, t: DecimalType) => t.scale >= f.scale && t.precision - t.scale >= f.precision - f.scale
     case _ => false
