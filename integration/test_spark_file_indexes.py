@@ -202,6 +202,8 @@ def test_apply_pruning_keeps_the_candidate_rows_of_the_files_not_skipped(data, b
     all_rows = {(r["file"], r["pos"]) for r in data.select("file", "pos").collect()}
     assert got == candidates | {fp for fp in all_rows if fp[0] in remaining}
     assert {(r["file"], r["pos"]) for r in data.where(condition).select("file", "pos").collect()} <= got
+    by_function = data.join(pruned.where("NOT skipped"), "file").where(ibf.row_set_contains("rows", "pos"))
+    assert by_function.count() == len(got)
 
 
 def test_predicates_from_sql_text_and_columns(data):
