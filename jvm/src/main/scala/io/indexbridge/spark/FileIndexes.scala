@@ -1,9 +1,10 @@
 package io.indexbridge.spark
 
-import java.nio.file.{Files, Path, Paths, StandardCopyOption}
+import java.nio.file.{Files, Paths}
 
 import scala.jdk.CollectionConverters._
 
+import io.indexbridge.Storage
 import io.indexbridge.paimon.fileindex.{BitmapIndex, DataField, FileIndexContainer, FileIndexPredicate, FileIndexResult, Predicate}
 import io.indexbridge.roaring.Roaring32
 import org.apache.spark.sql.{Column, DataFrame, Encoders, Row}
@@ -85,22 +86,11 @@ object FileIndexes {
         val dir = directory.getOrElse(throw new IllegalArgumentException(
           s"the file index of $file is ${bytes.length} bytes, over $ThresholdOption = $threshold: pass a directory to write it to"))
         val target = Paths.get(dir).resolve(file + ".index")
-        writeAtomically(target, bytes)
+        Storage.writeAtomically(target, bytes)
         target.toString
       }
     val entries = FileIndexContainer.read(bytes, file).entries.map(e => Row(e.column, e.indexType, e.length))
     Row(file, if (embedded) bytes else null, indexFile, bytes.length.toLong, entries)
-  }
-
-  /** Writes to a temporary name beside `target`, then renames it into place. */
-  private def writeAtomically(target: Path, bytes: Array[Byte]): Unit = {
-    val dir = target.toAbsolutePath.getParent
-    Files.createDirectories(dir)
-    val tmp = Files.createTempFile(dir, "." + target.getFileName.toString, ".tmp")
-    try {
-      Files.write(tmp, bytes)
-      Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE)
-    } finally Files.deleteIfExists(tmp)
   }
 
   /** The predicate of a condition over data files of `schema` ([[FileIndexConditions]]). */

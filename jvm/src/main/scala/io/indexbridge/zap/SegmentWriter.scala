@@ -1,7 +1,7 @@
 package io.indexbridge.zap
 
 import java.nio.charset.StandardCharsets.UTF_8
-import java.nio.file.{Files, Path, StandardCopyOption}
+import java.nio.file.Path
 import java.util.zip.CRC32
 
 import scala.collection.mutable.ArrayBuffer
@@ -40,15 +40,7 @@ object SegmentWriter {
   def write(docs: IndexedSeq[Document], path: Path, chunkFactor: Int = DefaultChunkFactor): Unit =
     writeFile(path, build(docs, chunkFactor))
 
-  private[zap] def writeFile(path: Path, bytes: Array[Byte]): Unit = {
-    val dir = Option(path.toAbsolutePath.getParent).getOrElse(path.toAbsolutePath)
-    Files.createDirectories(dir)
-    val tmp = Files.createTempFile(dir, "." + path.getFileName.toString, ".tmp")
-    try {
-      Files.write(tmp, bytes)
-      Files.move(tmp, path, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE)
-    } finally Files.deleteIfExists(tmp)
-  }
+  private[zap] def writeFile(path: Path, bytes: Array[Byte]): Unit = io.indexbridge.Storage.writeAtomically(path, bytes)
 
   /** Byte-order comparison of UTF-8 field names (not String.compareTo, which compares UTF-16). */
   private[zap] def sortNames(names: Iterable[String]): IndexedSeq[String] =

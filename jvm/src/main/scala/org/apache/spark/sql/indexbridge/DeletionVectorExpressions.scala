@@ -51,24 +51,29 @@ case class DvAgg(
   override protected def withNewChildInternal(newChild: Expression): DvAgg = copy(child = newChild)
 }
 
-/** Decodes a DV column once per distinct value in a row stream: consecutive rows usually carry
-  * the same DV (one per data file), so the last decoded frame is kept. */
-private[indexbridge] final class LastDeletionVector extends Serializable {
+/** Decodes a binary column once per distinct value in a row stream: consecutive rows usually
+  * carry the same value (a DV or a row set per data file), so the last decoded one is kept. */
+private[indexbridge] final class LastDecoded[T <: AnyRef](decode: Array[Byte] => T) extends Serializable {
   @transient private var lastBytes: Array[Byte] = _
-  @transient private var lastDv: DeletionVector = _
+  @transient private var last: T = _
 
-  def apply(bytes: Array[Byte]): DeletionVector = {
+  def apply(bytes: Array[Byte]): T = {
     if (lastBytes == null || !java.util.Arrays.equals(lastBytes, bytes)) {
-      lastDv = DeletionVector.deserialize(bytes, source = "<deletion vector column>")
+      last = decode(bytes)
       lastBytes = bytes
     }
-    lastDv
+    last
   }
+}
+
+private[indexbridge] object LastDecoded {
+  def deletionVector: LastDecoded[DeletionVector] =
+    new LastDecoded(DeletionVector.deserialize(_, source = "<deletion vector column>"))
 }
 
 /** `ib_dv_cardinality(dv)`: the number of deleted positions of a serialized DV. */
 case class DvCardinality(child: Expression) extends UnaryExpression with ExpectsInputTypes with CodegenFallback {
-  private val decode = new LastDeletionVector
+  private val decode = LastDecoded.deletionVector
   override def inputTypes: Seq[AbstractDataType] = Seq(BinaryType)
   override def dataType: DataType = LongType
   override def prettyName: String = "ib_dv_cardinality"
@@ -81,7 +86,7 @@ case class DvContains(left: Expression, right: Expression)
     extends BinaryExpression
     with ImplicitCastInputTypes
     with CodegenFallback {
-  private val decode = new LastDeletionVector
+  private val decode = LastDecoded.deletionVector
   override def inputTypes: Seq[AbstractDataType] = Seq(BinaryType, LongType)
   override def dataType: DataType = BooleanType
   override def prettyName: String = "ib_dv_contains"

@@ -233,27 +233,13 @@ object FileIndexAgg {
     FileIndexAgg(position, columns, FileIndexTarget.Container("ib_file_index_agg", tableOptions))
 }
 
-/** Decodes a row-set column once per distinct value (consecutive rows share their file's set). */
-private[indexbridge] final class LastRowSet extends Serializable {
-  @transient private var lastBytes: Array[Byte] = _
-  @transient private var lastRows: RoaringBitmap = _
-
-  def apply(bytes: Array[Byte]): RoaringBitmap = {
-    if (lastBytes == null || !java.util.Arrays.equals(lastBytes, bytes)) {
-      lastRows = Roaring32.read(io.indexbridge.bytes.ByteReader(bytes, "<row set column>"))
-      lastBytes = bytes
-    }
-    lastRows
-  }
-}
-
 /** `ib_row_set_contains(rows, position)`: whether a candidate row set (the portable roaring
   * bytes `ib_` pruning returns) holds the position; a null set means every row. */
 case class RowSetContains(left: Expression, right: Expression)
     extends BinaryExpression
     with ImplicitCastInputTypes
     with CodegenFallback {
-  private val decode = new LastRowSet
+  private val decode = new LastDecoded(b => Roaring32.read(io.indexbridge.bytes.ByteReader(b, "<row set column>")))
   override def inputTypes: Seq[AbstractDataType] = Seq(BinaryType, LongType)
   override def dataType: DataType = BooleanType
   override def nullable: Boolean = right.nullable
