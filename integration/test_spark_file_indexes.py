@@ -193,15 +193,16 @@ def test_pruning_is_sound_exact_where_the_indexes_are_and_the_same_for_both_engi
 
 def test_apply_pruning_keeps_the_candidate_rows_of_the_files_not_skipped(data, built):
     condition = "c IN ('c1', 'zz') AND v < 0 OR k = 1234"
-    pruned = ibf.prune_files(built["jvm"][0], F.expr(condition), data.schema)
+    pruned = ibf.prune_files(built["jvm"][0], F.expr(condition), data.schema).cache()
+    answers = pruned.collect()
     kept = ibf.apply_pruning(data, pruned)
     assert kept.columns == data.columns
-    candidates = {(r["file"], p) for r in pruned.collect() if not r["skipped"] for p in (BitMap.deserialize(bytes(r["rows"])) if r["rows"] else [])}
-    remaining = {r["file"] for r in pruned.collect() if not r["skipped"] and r["rows"] is None}
+    rows = {(r["file"], r["pos"], r["match"]) for r in data.select("file", "pos", F.expr(condition).alias("match")).collect()}
+    candidates = {(r["file"], p) for r in answers if r["rows"] is not None for p in BitMap.deserialize(bytes(r["rows"]))}
+    remaining = {r["file"] for r in answers if not r["skipped"] and r["rows"] is None}
     got = {(r["file"], r["pos"]) for r in kept.select("file", "pos").collect()}
-    all_rows = {(r["file"], r["pos"]) for r in data.select("file", "pos").collect()}
-    assert got == candidates | {fp for fp in all_rows if fp[0] in remaining}
-    assert {(r["file"], r["pos"]) for r in data.where(condition).select("file", "pos").collect()} <= got
+    assert got == candidates | {(f, p) for f, p, _ in rows if f in remaining}
+    assert {(f, p) for f, p, match in rows if match} <= got
     by_function = data.join(pruned.where("NOT skipped"), "file").where(ibf.row_set_contains("rows", "pos"))
     assert by_function.count() == len(got)
 
