@@ -11,6 +11,7 @@ import io.indexbridge.paimon.fileindex.FileIndexGen.{paimonType, paimonValue}
 import org.apache.paimon.CoreOptions
 import org.apache.paimon.data.{BinaryString, GenericMap, GenericRow}
 import org.apache.paimon.fileindex.FileIndexOptions
+import org.apache.paimon.fileindex.bitmap.BitmapIndexResult
 import org.apache.paimon.fs.{Path => PaimonPath}
 import org.apache.paimon.fs.local.LocalFileIO
 import org.apache.paimon.io.DataFileIndexWriter
@@ -26,7 +27,7 @@ import org.scalatest.funsuite.AnyFunSuite
 /** The Spark surface of the file indexes on a local[2] session: the aggregates give the bytes of
   * Paimon 1.4.2's own `DataFileIndexWriter` (and of the codecs) for the same rows shuffled, and
   * pruning never drops a row a plain filter keeps while skipping what the codecs' own
-  * `FileIndexPredicate` excludes. */
+  * `FileIndexPredicate` and Paimon's own excludes. */
 class FileIndexSparkSpec extends AnyFunSuite with BeforeAndAfterAll {
   private lazy val spark = SparkSession.builder().master("local[2]").appName("FileIndexSparkSpec")
     .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "3")
@@ -95,10 +96,6 @@ class FileIndexSparkSpec extends AnyFunSuite with BeforeAndAfterAll {
 
   /** Paimon's DataFileIndexWriter over one file's rows (in position order). */
   private def paimonContainer(fileRows: Seq[Row]): Array[Byte] = {
-    val rowType = RowType.of(columns.map {
-      case (f, t) if f.dataType.isInstanceOf[MapType] => DataTypes.MAP(DataTypes.STRING(), paimonType(t))
-      case (_, t)                                     => paimonType(t)
-    }.toArray, columns.map(_._1.name).toArray)
     val map = new java.util.LinkedHashMap[String, String]()
     options.foreach { case (k, v) => map.put(k, v) }
     val dir = Files.createTempDirectory("ib-spark-fileindex")
@@ -113,6 +110,42 @@ class FileIndexSparkSpec extends AnyFunSuite with BeforeAndAfterAll {
       }: _*))
     writer.close()
     Option(writer.result().embeddedIndexBytes()).getOrElse(Files.readAllBytes(dir.resolve("data.index")))
+  }
+
+  private lazy val rowType = RowType.of(columns.map {
+    case (f, t) if f.dataType.isInstanceOf[MapType] => DataTypes.MAP(DataTypes.STRING(), paimonType(t))
+    case (_, t)                                     => paimonType(t)
+  }.toArray, columns.map(_._1.name).toArray)
+
+  /** Our predicate as Paimon's (None where Paimon's has no counterpart: map keys, REMAIN under OR). */
+  private def paimonPredicate(p: Predicate): Option[org.apache.paimon.predicate.Predicate] = {
+    import org.apache.paimon.predicate.PredicateBuilder
+    val builder = new PredicateBuilder(rowType)
+    p match {
+      case Predicate.Leaf(op, name, lits) if columns.exists(_._1.name == name) =>
+        val i = columns.indexWhere(_._1.name == name)
+        val v = lits.map(paimonValue(_, columns(i)._2))
+        Some(op match {
+          case Op.Equal          => builder.equal(i, v.head)
+          case Op.NotEqual       => builder.notEqual(i, v.head)
+          case Op.LessThan       => builder.lessThan(i, v.head)
+          case Op.LessOrEqual    => builder.lessOrEqual(i, v.head)
+          case Op.GreaterThan    => builder.greaterThan(i, v.head)
+          case Op.GreaterOrEqual => builder.greaterOrEqual(i, v.head)
+          case Op.IsNull         => builder.isNull(i)
+          case Op.IsNotNull      => builder.isNotNull(i)
+          case Op.In             => builder.in(i, v.asJava)
+          case Op.NotIn          => builder.notIn(i, v.asJava)
+          case Op.Between        => builder.between(i, v(0), v(1))
+        })
+      case Predicate.And(children) =>
+        val translated = children.filter(_ != FileIndexConditions.Remain).map(paimonPredicate)
+        if (translated.isEmpty || translated.contains(None)) None else Some(PredicateBuilder.and(translated.flatten.asJava))
+      case Predicate.Or(children) =>
+        val translated = children.map(paimonPredicate)
+        if (translated.contains(None)) None else Some(PredicateBuilder.or(translated.flatten.asJava))
+      case _ => None
+    }
   }
 
   private lazy val data: Seq[Row] = rows(7, files = 4)
@@ -150,7 +183,7 @@ class FileIndexSparkSpec extends AnyFunSuite with BeforeAndAfterAll {
     assert(e.getMessage.contains("positions must be 0 .. n-1"))
   }
 
-  test("build, prune and applyPruning: sound, and skipping what FileIndexPredicate excludes") {
+  test("build, prune and applyPruning: Paimon's bytes, sound, and answering as FileIndexPredicate and Paimon's own do") {
     val dir = Files.createTempDirectory("ib-spark-build")
     val indexes = FileIndexes.build(dataFrame, "file", "pos", options, Some(dir.toString)).cache()
     val built = indexes.collect().map(r => r.getString(0) -> r).toMap
@@ -187,7 +220,7 @@ class FileIndexSparkSpec extends AnyFunSuite with BeforeAndAfterAll {
       "ts = TIMESTAMP'2023-11-14 22:13:20.001'" ->
         leaf(Op.Equal, "ts", (java.sql.Timestamp.valueOf("2023-11-14 22:13:20.001").getTime, 0))
     )
-    var skips, rowSets = 0
+    var skips, rowSets, paimonChecked = 0
     // one job for every condition's filter, one for every condition's pruning
     val flags = dataFrame.select(col("file") +: col("pos") +: conditions.indices.map(i => expr(conditions(i)._1).as(s"_$i")): _*).collect()
     val pruned = conditions.indices.map(i => FileIndexes.prune(indexes.coalesce(1), conditions(i)._1, dataSchema).select(lit(i).as("i"), col("*")))
@@ -199,6 +232,19 @@ class FileIndexSparkSpec extends AnyFunSuite with BeforeAndAfterAll {
         val bytes = Option(r.getAs[Array[Byte]]("embedded")).getOrElse(Files.readAllBytes(java.nio.file.Paths.get(r.getAs[String]("index_file"))))
         val answer = new FileIndexPredicate(FileIndexContainer.read(bytes, file), fields).evaluate(translated)
         val p = pruned((i, file))
+        // Paimon's own FileIndexPredicate over the same container (an empty row set and SKIP are alike)
+        for (theirs <- paimonPredicate(translated)) {
+          val result = new org.apache.paimon.fileindex.FileIndexPredicate(bytes, rowType).evaluate(theirs)
+          assert(result.remain == answer.remain, s"Paimon: $condition on $file")
+          (result, answer) match {
+            case (b: BitmapIndexResult, FileIndexResult.Rows(set)) =>
+              assert(b.get().iterator().asScala.map(_.intValue).toSeq == set.toArray.toSeq, s"Paimon rows: $condition on $file")
+            case (b: BitmapIndexResult, _)   => assert(!b.remain, s"Paimon rows where we have none: $condition on $file")
+            case (_, FileIndexResult.Rows(set)) => assert(set.isEmpty, s"rows where Paimon has none: $condition on $file")
+            case _                           => // REMAIN or SKIP on both sides, compared above
+          }
+          paimonChecked += 1
+        }
         val matching = flags.filter(f => f.getString(0) == file && !f.isNullAt(i + 2) && f.getBoolean(i + 2)).map(_.getLong(1).toInt)
         assert(p.getAs[Boolean]("skipped") == !answer.remain, s"$condition on $file")
         assert(!p.getAs[Boolean]("skipped") || matching.isEmpty, s"$condition on $file: a matching row in a skipped file")
@@ -217,6 +263,7 @@ class FileIndexSparkSpec extends AnyFunSuite with BeforeAndAfterAll {
     val condition = conditions(3)._1
     val kept = FileIndexes.applyPruning(dataFrame, FileIndexes.prune(indexes, condition, dataSchema), "file", "pos")
     assert(kept.where(condition).select("file", "pos").collect().toSet == dataFrame.where(condition).select("file", "pos").collect().toSet)
+    assert(paimonChecked >= 40, s"only $paimonChecked answers compared with Paimon's")
     assert(skips >= 5 && rowSets >= 10, s"the conditions must exercise skipping ($skips files) and row sets ($rowSets)")
     // the Column form translates like the SQL text
     assert(FileIndexes.predicate(col("c") === "c3", dataSchema) == leaf(Op.Equal, "c", "c3"))
