@@ -73,7 +73,15 @@ object FileIndexes {
     }(Encoders.row(IndexRowsSchema))
   }
 
-  def build(data: DataFrame, fileCol: String, posCol: String, optionKeys: java.util.List[String], optionValues: java.util.List[String], directory: String): DataFrame =
+  /** `build` for py4j: the options as two lists, the directory or null. */
+  def build(
+      data: DataFrame,
+      fileCol: String,
+      posCol: String,
+      optionKeys: java.util.List[String],
+      optionValues: java.util.List[String],
+      directory: String
+  ): DataFrame =
     build(data, fileCol, posCol, optionKeys.asScala.toSeq.zip(optionValues.asScala.toSeq), Option(directory))
 
   /** The index row of one data file's container (writing `<directory>/<file>.index` when it is

@@ -3,7 +3,7 @@ package org.apache.spark.sql.indexbridge
 import com.fasterxml.jackson.databind.ObjectMapper
 import com.fasterxml.jackson.databind.node.ObjectNode
 import io.indexbridge.paimon.fileindex.{Op, Predicate}
-import org.apache.spark.sql.{Column, Row, SparkSession}
+import org.apache.spark.sql.{Column, DataFrame, Row, SparkSession}
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans.logical.Filter
 import org.apache.spark.sql.types._
@@ -25,7 +25,7 @@ import org.apache.spark.unsafe.types.UTF8String
   * `c` is a column or `m['key']` of a map column (the index named `m[key]`), possibly under a
   * widening cast (int to bigint, decimal to a wider decimal) when the literal converts back
   * exactly; `v` is any constant of the column's type. Anything else (other functions, casts
-  * that change values, floating-point ranges and zero, non-binary collations, NULL literals)
+  * that change values, floating-point ranges, zero and NaN, non-binary collations, NULL literals)
   * becomes `And()`, which every index answers with REMAIN: a leaf it cannot translate can never
   * make a file or row be skipped wrongly.
   */
@@ -41,7 +41,7 @@ object FileIndexConditions {
   def analyze(spark: SparkSession, schema: StructType, condition: Column): Expression =
     analyzed(spark, schema, _.where(condition))
 
-  private def analyzed(spark: SparkSession, schema: StructType, where: org.apache.spark.sql.DataFrame => org.apache.spark.sql.DataFrame): Expression = {
+  private def analyzed(spark: SparkSession, schema: StructType, where: DataFrame => DataFrame): Expression = {
     val empty = spark.createDataFrame(java.util.Collections.emptyList[Row](), schema)
     where(empty).asInstanceOf[org.apache.spark.sql.classic.Dataset[Row]].queryExecution.analyzed.collectFirst {
       case f: Filter => f.condition
@@ -127,13 +127,14 @@ object FileIndexConditions {
     if (back != null && Cast(Literal(back, from), to).eval() == v) Some(back) else None
   }
 
-  /** Floating point: Spark's comparisons treat -0.0 = 0.0 and order NaN last, the indexes work
-    * on the bits, so only equality-style questions about non-zero values are asked. Strings:
+  /** Floating point: Spark's comparisons treat -0.0 = 0.0, NaN = NaN and order NaN last, the
+    * indexes work on the bits, so only equality-style questions about values other than zero and
+    * NaN are asked. Strings:
     * only the binary collation orders and compares as the indexes do. */
   private def answerable(t: DataType, op: Op, values: Seq[Any]): Boolean = t match {
     case FloatType | DoubleType =>
       Seq(Op.Equal, Op.NotEqual, Op.In, Op.NotIn).contains(op) &&
-        values.forall(v => v.asInstanceOf[Number].doubleValue != 0.0)
+        values.forall { v => val d = v.asInstanceOf[Number].doubleValue; d != 0.0 && !d.isNaN }
     case st: StringType => st == StringType
     case _              => true
   }
