@@ -15,7 +15,7 @@ QUERIES = [
     "customer = 'nobody'",
     "amount = 7 AND id < 50000",
     "id BETWEEN 1000 AND 1100",
-    "amount IN (1, 2) OR customer = 'customer-4999'",
+    "amount IN (1, 2) AND customer <> 'nobody' OR customer = 'customer-4999' AND id > 100000",
 ]
 
 

@@ -116,7 +116,10 @@ object FileIndexTarget {
   /** The whole container (`DataFileIndexWriter`) over the fields of a struct, from the table's
     * `file-index.*` options in the order Paimon was given them. */
   final case class Container(name: String, tableOptions: Seq[(String, String)]) extends FileIndexTarget {
-    def accepts(t: DataType): Boolean = t.isInstanceOf[StructType]
+    def accepts(t: DataType): Boolean = t match {
+      case s: StructType => s.fields.forall(f => SparkFileIndexTypes.field(f).isDefined)
+      case _             => false
+    }
     def build(t: DataType, values: IndexedSeq[Any]): Array[Byte] = {
       val struct = t.asInstanceOf[StructType]
       val fields = struct.fields.toSeq.flatMap(SparkFileIndexTypes.field)
