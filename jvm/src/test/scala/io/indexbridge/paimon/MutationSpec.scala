@@ -18,28 +18,6 @@ import org.scalatest.funsuite.AnyFunSuite
 class MutationSpec extends AnyFunSuite {
   import MutationSpec._
 
-  private val threads = ManagementFactory.getThreadMXBean.asInstanceOf[com.sun.management.ThreadMXBean]
-  private def allocated(): Long = threads.getThreadAllocatedBytes(Thread.currentThread.getId)
-
-  /** Runs `decode`; returns its result, None for IndexFormatException; fails on anything else
-    * or on an allocation beyond 64 bytes per input byte (+ 1 MiB of slack). */
-  private def attempt[T](what: String, input: Array[Byte])(decode: => T): Option[T] = {
-    val before = allocated()
-    val result =
-      try Right(Some(decode))
-      catch {
-        case _: IndexFormatException => Right(None)
-        case e: Throwable            => Left(e)
-      }
-    val used = allocated() - before
-    result match {
-      case Left(e) => fail(s"$what: ${e.getClass.getName}: ${e.getMessage}", e)
-      case Right(r) =>
-        assert(used <= 64L * input.length + (1L << 20), s"$what: allocated $used bytes for ${input.length} input bytes")
-        r
-    }
-  }
-
   /** A decoded DV must be consistent, and equal to what Paimon reads from the same frame. */
   private def consistent(what: String, dv: DeletionVector, frame: Option[Array[Byte]]): Unit = {
     val cardinality = dv.cardinality
@@ -77,18 +55,18 @@ class MutationSpec extends AnyFunSuite {
         entry.path("format").asText match {
           case "hash" =>
             decodes += 1
-            val hashes = attempt(what, bytes)(HashIndex.decode(bytes, "m"))
+            val hashes = guarded(what, bytes)(HashIndex.decode(bytes, "m"))
             assert(hashes.exists(_.length == bytes.length / 4), what)
           case _ =>
             for (verifyCrc <- Seq(true, false)) {
               decodes += 2
               if (isDeletionFile) {
-                attempt(s"$what (read, crc=$verifyCrc)", bytes)(DeletionFile.read(bytes, rs, "m", verifyCrc))
+                guarded(s"$what (read, crc=$verifyCrc)", bytes)(DeletionFile.read(bytes, rs, "m", verifyCrc))
                   .foreach(_.foreach { case (name, dv) => consistent(s"$what: $name", dv, None) })
-                attempt(s"$what (scan, crc=$verifyCrc)", bytes)(DeletionFile.scan(bytes, "m", verifyCrc))
+                guarded(s"$what (scan, crc=$verifyCrc)", bytes)(DeletionFile.scan(bytes, "m", verifyCrc))
                   .foreach(_.foreach { case (at, dv) => consistent(s"$what: frame at $at", dv, None) })
               } else
-                attempt(s"$what (crc=$verifyCrc)", bytes)(DeletionVector.deserialize(bytes, "m", 0, -1, verifyCrc))
+                guarded(s"$what (crc=$verifyCrc)", bytes)(DeletionVector.deserialize(bytes, "m", 0, -1, verifyCrc))
                   .foreach(dv => consistent(what, dv, Some(bytes)))
             }
         }
@@ -108,6 +86,29 @@ class MutationSpec extends AnyFunSuite {
 }
 
 object MutationSpec {
+  import org.scalatest.Assertions.{assert, fail}
+
+  private val threads = ManagementFactory.getThreadMXBean.asInstanceOf[com.sun.management.ThreadMXBean]
+  private def allocated(): Long = threads.getThreadAllocatedBytes(Thread.currentThread.getId)
+
+  /** Runs `decode`; returns its result, None for IndexFormatException; fails on anything else
+    * or (with `budget`) on an allocation beyond 64 bytes per input byte (+ 1 MiB of slack). */
+  def guarded[T](what: String, input: Array[Byte], budget: Boolean = true)(decode: => T): Option[T] = {
+    val before = allocated()
+    val result =
+      try Right(Some(decode))
+      catch {
+        case _: IndexFormatException => Right(None)
+        case e: Throwable            => Left(e)
+      }
+    val used = allocated() - before
+    result match {
+      case Left(e) => fail(s"$what: ${e.getClass.getName}: ${e.getMessage}", e)
+      case Right(r) =>
+        if (budget) assert(used <= 64L * input.length + (1L << 20), s"$what: allocated $used bytes for ${input.length} input bytes")
+        r
+    }
+  }
   /** One field of a binary: where it is, what it is, and whether it holds a length or count. */
   final case class Field(offset: Int, length: Int, name: String, numeric: Boolean)
 

@@ -1,16 +1,14 @@
 package io.indexbridge.paimon.fileindex
 
-import java.lang.management.ManagementFactory
 import java.nio.ByteBuffer
 
 import scala.collection.mutable.ArrayBuffer
 import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.JsonNode
-import io.indexbridge.IndexFormatException
 import io.indexbridge.conformance.FileIndexConformance
 import io.indexbridge.paimon.{KeyType, MutationSpec, PaimonVectors}
-import io.indexbridge.paimon.MutationSpec.{mutations, roaringFields, Field}
+import io.indexbridge.paimon.MutationSpec.{guarded, mutations, roaringFields, Field}
 import org.scalatest.funsuite.AnyFunSuite
 
 /** Every field of every bloom / bitmap / bsi / fileindex vector (of a long header: the first 16,
@@ -20,26 +18,6 @@ import org.scalatest.funsuite.AnyFunSuite
   * justifies. (Complements — not_equal, is_not_null, is_null of a BSI — are asked outside the
   * allocation budget: a few bytes may honestly claim 2^31 rows, and the answer is that big.) */
 class FileIndexMutationSpec extends AnyFunSuite {
-  private val threads = ManagementFactory.getThreadMXBean.asInstanceOf[com.sun.management.ThreadMXBean]
-  private def allocated(): Long = threads.getThreadAllocatedBytes(Thread.currentThread.getId)
-
-  private def guarded[T](what: String, input: Array[Byte], budget: Boolean)(body: => T): Option[T] = {
-    val before = allocated()
-    val result =
-      try Right(Some(body))
-      catch {
-        case _: IndexFormatException => Right(None)
-        case e: Throwable            => Left(e)
-      }
-    val used = allocated() - before
-    result match {
-      case Left(e) => fail(s"$what: ${e.getClass.getName}: ${e.getMessage}", e)
-      case Right(r) =>
-        if (budget) assert(used <= 64L * input.length + (1L << 20), s"$what: allocated $used bytes for ${input.length} input bytes")
-        r
-    }
-  }
-
   private val complements: Set[Op] = Set(Op.NotEqual, Op.NotIn, Op.IsNotNull, Op.IsNull)
 
   /** Every question of the vector's queries (literals of the column type). */
