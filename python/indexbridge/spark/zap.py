@@ -1,0 +1,151 @@
+"""bleve zap v11 segments as Spark DataFrames, from Python.
+
+Every function takes the segments as a DataFrame with a string column ``path`` (for instance what
+:func:`merge_zap_segments` returns), a directory (its ``*.zap`` files) or a list of paths, and runs
+one of two engines that return the same rows:
+
+* ``engine="jvm"`` (default): ``io.indexbridge.spark.ZapSegments``, the Scala reader on the executors;
+* ``engine="python"``: the Arrow kernels of :mod:`indexbridge.spark.zap_arrow` in ``mapInArrow``.
+
+Only paths cross py4j and reach the executors; each task memory-maps its own segments.
+
+::
+
+    docs = zap_documents("/idx")                   # segment, doc, _id, field, type, value, array_positions
+    terms = zap_terms("/idx")                      # segment, field, term, doc_freq
+    hits = zap_postings("/idx")                    # segment, doc, field, term, freq, positions
+    zap_term_search("/idx", "body", "spark")       # segment, doc, _id
+    zap_prefix_search("/idx", "body", "spa")
+    merged = merge_zap_segments("/idx", "/idx-merged", group_size=10, deletes=deleted)  # (segment, doc|_id) rows
+    zap_doc_mapping(merged)                        # segment, doc, merged, new_doc (-1 = deleted)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
+
+from indexbridge.spark import zap_arrow
+from indexbridge.spark.zap_arrow import Kernel
+from indexbridge.zap.segment import DEFAULT_CHUNK_FACTOR
+
+Segments = DataFrame | str | Sequence[str]
+Engine = Literal["jvm", "python"]
+
+
+def _zap_jvm(spark: SparkSession):
+    return spark._jvm.io.indexbridge.spark.ZapSegments
+
+
+def _session(segments: Segments) -> SparkSession:
+    if isinstance(segments, DataFrame):
+        return segments.sparkSession
+    spark = SparkSession.getActiveSession()
+    if spark is None:
+        raise RuntimeError("no active Spark session (create one with indexbridge.spark.configure)")
+    return spark
+
+
+def segment_paths(segments: Segments, segments_per_task: int = 1) -> DataFrame:
+    """The segments as a DataFrame of ``path``. A directory stands for its ``*.zap`` files (sorted);
+    a list keeps its order, ``segments_per_task`` consecutive paths per partition."""
+    if isinstance(segments, DataFrame):
+        return segments.select("path")
+    spark = _session(segments)
+    paths: list[str] = []
+    for p in [segments] if isinstance(segments, str) else segments:
+        paths.extend(sorted(str(f) for f in Path(p).glob("*.zap")) if Path(p).is_dir() else [str(p)])
+    jvm = spark._jvm
+    jdf = _zap_jvm(spark).segmentPaths(spark._jsparkSession, jvm.PythonUtils.toSeq(paths), segments_per_task)
+    return DataFrame(jdf, spark)
+
+
+def _run(segments: Segments, engine: Engine, segments_per_task: int, jvm_call, kernel: Kernel, schema) -> DataFrame:
+    paths = segment_paths(segments, segments_per_task)
+    if engine == "jvm":
+        return DataFrame(jvm_call(_zap_jvm(paths.sparkSession))(paths._jdf), paths.sparkSession)
+    if engine == "python":
+        return paths.mapInArrow(kernel, from_arrow_schema(schema))
+    raise ValueError(f"engine must be 'jvm' or 'python', got {engine!r}")
+
+
+def _bytes(value: str | bytes) -> bytes:
+    return value.encode() if isinstance(value, str) else bytes(value)
+
+
+def zap_documents(segments: Segments, *, engine: Engine = "jvm", segments_per_task: int = 1) -> DataFrame:
+    """Stored values, one row each, ``_id`` first per doc: (segment, doc, _id, field, type, value, array_positions)."""
+    return _run(segments, engine, segments_per_task, lambda z: z.documents, zap_arrow.documents_kernel(), zap_arrow.DOCUMENTS)
+
+
+def zap_ids(segments: Segments, *, engine: Engine = "jvm", segments_per_task: int = 1) -> DataFrame:
+    """(segment, doc, _id) of every document."""
+    return _run(segments, engine, segments_per_task, lambda z: z.ids, zap_arrow.ids_kernel(), zap_arrow.HITS)
+
+
+def zap_terms(segments: Segments, *, engine: Engine = "jvm", segments_per_task: int = 1) -> DataFrame:
+    """The term dictionaries: (segment, field, term, doc_freq); ``term`` is binary."""
+    return _run(segments, engine, segments_per_task, lambda z: z.terms, zap_arrow.terms_kernel(), zap_arrow.TERMS)
+
+
+def zap_postings(segments: Segments, *, engine: Engine = "jvm", segments_per_task: int = 1) -> DataFrame:
+    """Every hit: (segment, doc, field, term, freq, positions); positions null without term vectors."""
+    return _run(segments, engine, segments_per_task, lambda z: z.postings, zap_arrow.postings_kernel(), zap_arrow.POSTINGS)
+
+
+def zap_term_search(
+    segments: Segments, field: str, term: str | bytes, *, engine: Engine = "jvm", segments_per_task: int = 1
+) -> DataFrame:
+    """(segment, doc, _id) of the docs whose ``field`` holds ``term`` exactly."""
+    t = _bytes(term)
+    return _run(segments, engine, segments_per_task, lambda z: lambda jdf: z.termSearch(jdf, field, t),
+                zap_arrow.term_search_kernel(field, t), zap_arrow.HITS)
+
+
+def zap_prefix_search(
+    segments: Segments, field: str, prefix: str | bytes, *, engine: Engine = "jvm", segments_per_task: int = 1
+) -> DataFrame:
+    """(segment, doc, _id) of the docs whose ``field`` holds a term starting with ``prefix``, each once."""
+    p = _bytes(prefix)
+    return _run(segments, engine, segments_per_task, lambda z: lambda jdf: z.prefixSearch(jdf, field, p),
+                zap_arrow.prefix_search_kernel(field, p), zap_arrow.HITS)
+
+
+def merge_zap_segments(
+    segments: Segments,
+    directory: str,
+    *,
+    group_size: int = 10,
+    deletes: DataFrame | None = None,
+    engine: Engine = "jvm",
+    chunk_factor: int = DEFAULT_CHUNK_FACTOR,
+) -> DataFrame:
+    """Merge the segments (sorted by path), ``group_size`` consecutive ones per task, as zap's
+    ``Merge`` does, without the docs ``deletes`` names — rows (segment, doc) or (segment, _id),
+    ``segment`` being the path. Each merged segment is written atomically to ``directory``
+    (named by a digest of its inputs). Returns (path, docs, size, fields, sources, new_docs):
+    ``new_docs[i][d]`` is the new number of doc ``d`` of ``sources[i]`` (-1 = deleted)."""
+    paths = segment_paths(segments)
+    spark = paths.sparkSession
+    z = _zap_jvm(spark)
+    tasks = DataFrame(z.mergeTasks(paths._jdf, None if deletes is None else deletes._jdf, group_size), spark)
+    if engine == "jvm":
+        return DataFrame(z.mergeGroups(tasks._jdf, str(directory), chunk_factor), spark)
+    if engine == "python":
+        return tasks.mapInArrow(zap_arrow.merge_kernel(str(directory), chunk_factor), from_arrow_schema(zap_arrow.MERGED))
+    raise ValueError(f"engine must be 'jvm' or 'python', got {engine!r}")
+
+
+def zap_doc_mapping(merged: DataFrame) -> DataFrame:
+    """(segment, doc, merged, new_doc) from :func:`merge_zap_segments` rows: where each input doc went (-1 = deleted)."""
+    per_source = merged.select(
+        F.col("path").alias("merged"), F.posexplode(F.arrays_zip("sources", "new_docs")).alias("_i", "_s")
+    )
+    return per_source.select(
+        F.col("_s.sources").alias("segment"), F.posexplode("_s.new_docs").alias("doc", "new_doc"), "merged"
+    ).select("segment", "doc", "merged", "new_doc")

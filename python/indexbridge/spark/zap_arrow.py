@@ -1,0 +1,165 @@
+"""Arrow kernels over zap segments (``mapInArrow``), the Python path of `indexbridge.spark.zap`.
+
+Each kernel reads a stream of batches whose first column names segment files, memory-maps each
+segment with :class:`indexbridge.zap.Segment` and returns the rows the JVM path
+(``io.indexbridge.spark.ZapSegments``) returns for it, in the same order, under the same schema.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from indexbridge.paimon.dv import DeletionVector
+from indexbridge.storage import write_atomically
+from indexbridge.zap import Segment, merge_segments
+
+Kernel = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+
+DOCUMENTS = pa.schema([
+    ("segment", pa.string()), ("doc", pa.int32()), ("_id", pa.string()), ("field", pa.string()),
+    ("type", pa.string()), ("value", pa.binary()), ("array_positions", pa.list_(pa.int64())),
+])
+HITS = pa.schema([("segment", pa.string()), ("doc", pa.int32()), ("_id", pa.string())])
+TERMS = pa.schema([("segment", pa.string()), ("field", pa.string()), ("term", pa.binary()), ("doc_freq", pa.int64())])
+POSTINGS = pa.schema([
+    ("segment", pa.string()), ("doc", pa.int32()), ("field", pa.string()), ("term", pa.binary()),
+    ("freq", pa.int32()), ("positions", pa.list_(pa.int64())),
+])
+SEGMENT_FILES = pa.schema([("path", pa.string()), ("docs", pa.int64()), ("size", pa.int64()), ("fields", pa.list_(pa.string()))])
+MERGED = SEGMENT_FILES.append(pa.field("sources", pa.list_(pa.string()))).append(pa.field("new_docs", pa.list_(pa.list_(pa.int64()))))
+
+SegmentRows = Callable[[str, Segment], dict[str, list]]
+
+
+def _per_segment(schema: pa.Schema, rows: SegmentRows) -> Kernel:
+    """A kernel calling ``rows(path, segment)`` for every path of the first column, one batch per segment."""
+
+    def kernel(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for path in batch.column(0).to_pylist():
+                with Segment.open(path) as segment:
+                    columns = rows(path, segment)
+                yield pa.RecordBatch.from_pydict(columns, schema=schema)
+
+    return kernel
+
+
+def _columns(schema: pa.Schema) -> dict[str, list]:
+    return {name: [] for name in schema.names}
+
+
+def _hits(path: str, segment: Segment, docs: Sequence[int]) -> dict[str, list]:
+    docs = [int(d) for d in docs]
+    return {"segment": [path] * len(docs), "doc": docs, "_id": [segment.doc_id(d).decode() for d in docs]}
+
+
+def _documents(path: str, segment: Segment) -> dict[str, list]:
+    out = _columns(DOCUMENTS)
+    for doc in range(segment.num_docs):
+        values = segment.document(doc)
+        doc_id = values[0][2].decode()
+        for name, kind, value, array_positions in values:
+            for column, v in zip(DOCUMENTS.names, (path, doc, doc_id, name, kind, bytes(value), list(array_positions))):
+                out[column].append(v)
+    return out
+
+
+def _terms(path: str, segment: Segment) -> dict[str, list]:
+    out = _columns(TERMS)
+    for field in segment.fields:
+        for term, value in segment.dictionary(field.id).items():
+            for column, v in zip(TERMS.names, (path, field.name, term, len(segment.postings_at(value, field.dict_offset)))):
+                out[column].append(v)
+    return out
+
+
+def _postings(path: str, segment: Segment) -> dict[str, list]:
+    out = _columns(POSTINGS)
+    for field in segment.fields:
+        for term, value in segment.dictionary(field.id).items():
+            for hit in segment.postings_at(value, field.dict_offset):
+                positions = None if hit.locations is None else [loc.pos for loc in hit.locations]
+                for column, v in zip(POSTINGS.names, (path, hit.doc, field.name, term, hit.freq, positions)):
+                    out[column].append(v)
+    return out
+
+
+def documents_kernel() -> Kernel:
+    """Stored values: (segment, doc, _id, field, type, value, array_positions), ``_id`` first per doc."""
+    return _per_segment(DOCUMENTS, _documents)
+
+
+def ids_kernel() -> Kernel:
+    """(segment, doc, _id) of every document."""
+    return _per_segment(HITS, lambda path, segment: _hits(path, segment, range(segment.num_docs)))
+
+
+def terms_kernel() -> Kernel:
+    """The dictionaries: (segment, field, term, doc_freq), fields by id, terms in byte order."""
+    return _per_segment(TERMS, _terms)
+
+
+def postings_kernel() -> Kernel:
+    """Every hit: (segment, doc, field, term, freq, positions); positions null without locations."""
+    return _per_segment(POSTINGS, _postings)
+
+
+def term_search_kernel(field: str, term: bytes) -> Kernel:
+    """(segment, doc, _id) of the docs whose ``field`` holds ``term``."""
+    return _per_segment(HITS, lambda path, segment: _hits(path, segment, segment.postings(field, term).docs))
+
+
+def prefix_search_kernel(field: str, prefix: bytes) -> Kernel:
+    """(segment, doc, _id) of the docs whose ``field`` holds a term starting with ``prefix``, ascending."""
+
+    def rows(path: str, segment: Segment) -> dict[str, list]:
+        info = segment.field(field)
+        lists = [] if info is None else [
+            segment.postings_at(value, info.dict_offset).docs for _, value in segment.dictionary(info.id).prefix(prefix)
+        ]
+        return _hits(path, segment, np.unique(np.concatenate(lists)) if lists else [])
+
+    return _per_segment(HITS, rows)
+
+
+def merged_name(sources: Sequence[str]) -> str:
+    """The merged segment's file name: a digest of its inputs' paths (a retried task writes the same file)."""
+    return f"merged-{hashlib.sha256(chr(10).join(sources).encode()).hexdigest()[:16]}.zap"
+
+
+def merge_kernel(directory: str, chunk_factor: int) -> Kernel:
+    """Merge tasks (group, members[(position, path, dv)]) → one merged segment per group written
+    atomically to ``directory``; rows (path, docs, size, fields, sources, new_docs)."""
+
+    def kernel(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            out = _columns(MERGED)
+            for members in batch.column("members").to_pylist():
+                members = sorted(members, key=lambda m: m["position"])
+                sources = [m["path"] for m in members]
+                segments = [Segment.open(p) for p in sources]
+                try:
+                    drops = [
+                        set() if m["dv"] is None
+                        else set(DeletionVector.deserialize(m["dv"], source=f"<deletes of {m['path']}>").positions().tolist())
+                        for m in members
+                    ]
+                    data, mapping = merge_segments(segments, drops, chunk_factor)
+                    if mapping is None:  # nothing survived
+                        mapping = [[-1] * s.num_docs for s in segments]
+                finally:
+                    for s in segments:
+                        s.close()
+                path = Path(directory) / merged_name(sources)
+                write_atomically(path, data)
+                merged = Segment(data, str(path))
+                for column, v in zip(MERGED.names, (str(path), merged.num_docs, len(data), merged.field_names, sources, mapping)):
+                    out[column].append(v)
+            yield pa.RecordBatch.from_pydict(out, schema=MERGED)
+
+    return kernel
