@@ -22,8 +22,10 @@ rules. The tables beside this module are extracted from the Go sources (no libra
   UAX#29: Hebrew ``HL " HL`` ends a word's mid-letter chain, runs of Hangul-script characters
   form one word, and every Han or Hiragana character is a word by itself.
 * ``to_lower.txt`` / ``letters.txt``: Go's ``unicode.ToLower`` / ``unicode.IsLetter``
-  (integration/zapgo ``tables``; Go 1.26, Unicode 15.0). The lower-case filter maps rune by rune,
-  a final ``Σ`` becomes ``ς`` unless a rune whose lower case is longer in UTF-8 came first.
+  (integration/zapgo ``tables``; Go 1.26, Unicode 15.0). The lower-case filter maps rune by rune
+  and keeps Go's in-place quirks (:func:`_lower_in_place`): a final ``Σ`` becomes ``ς``, and a
+  rune whose lower case is narrower in UTF-8 (``İ K Ω Å ẞ``) leaves the term's later bytes
+  unshifted, so the term is cut short and may not be valid UTF-8 (``İstanbul`` -> ``i\xb0stanbu``).
 * ``stop_en.txt``: bleve's English stop words.
 
 Inputs where this differs from Go: none known; integration/test_zap_go.py compares every token of
@@ -183,24 +185,53 @@ def _is_letter(cp: int) -> bool:
 
 @cache
 def _to_lower() -> tuple[dict[int, int], frozenset[str]]:
-    """Go's unicode.ToLower as a translate table, and the runes whose lower case is longer in UTF-8."""
+    """Go's unicode.ToLower as a translate table, and the runes whose lower case has another UTF-8 width."""
     table = {int(r, 16): int(lower, 16) for r, lower in _table_lines("to_lower.txt")}
-    wider = frozenset(chr(r) for r, lower in table.items() if len(chr(lower).encode()) > len(chr(r).encode()))
-    return table, wider
+    resized = frozenset(chr(r) for r, lower in table.items() if len(chr(lower).encode()) != len(chr(r).encode()))
+    return table, resized
 
 
-def _lower(term: str) -> str:
-    """bleve's to_lower filter (toLowerDeferredCopy): per rune, final Σ as ς unless a wider rune came first."""
-    table, wider = _to_lower()
-    lowered = term.translate(table)
-    if term.endswith("Σ") and not any(c in wider for c in term):
-        lowered = lowered[:-1] + "ς"
-    return lowered
+def _lower(term: str) -> bytes:
+    """bleve's to_lower filter (toLowerDeferredCopy), rune by rune with Go's unicode.ToLower."""
+    table, resized = _to_lower()
+    if not any(c in resized for c in term):
+        lowered = term.translate(table)
+        if term.endswith("Σ"):  # Go: a last rune lowering to σ becomes ς
+            lowered = lowered[:-1] + "ς"
+        return lowered.encode()
+    return _lower_in_place(term, table)
+
+
+def _lower_in_place(term: str, table: dict[int, int]) -> bytes:
+    """Go's toLowerDeferredCopy step by step, for terms with a rune whose lower case is narrower or wider.
+
+    It lower-cases in place, reading at ``i`` and writing at ``j``; unchanged runes are skipped
+    without being copied, so once a rune shrank (İ -> i) the bytes after it are not moved and
+    the result is cut short. A rune whose lower case is wider hands the rest to bytes.ToLower.
+    """
+    buf = bytearray(term.encode())
+    i = j = 0
+    for ch in term:
+        width = len(ch.encode())
+        lower = table.get(ord(ch), ord(ch))
+        if lower == ord(ch):
+            i += width
+            j += width
+            continue
+        if lower == ord("σ") and i + 2 == len(buf):
+            lower = ord("ς")
+        encoded = chr(lower).encode()
+        if len(encoded) > width:
+            return bytes(buf[:j]) + bytes(buf[i:]).decode().translate(table).encode()
+        buf[j:j + len(encoded)] = encoded
+        i += width
+        j += len(encoded)
+    return bytes(buf[:j])
 
 
 @cache
-def _stop_words() -> frozenset[str]:
-    return frozenset(line[0] for line in _table_lines("stop_en.txt"))
+def _stop_words() -> frozenset[bytes]:
+    return frozenset(line[0].encode() for line in _table_lines("stop_en.txt"))
 
 
 # ---------------------------------------------------------------- analyzers
@@ -254,7 +285,7 @@ def analyze(text: str, analyzer: str) -> list[AnalyzedToken]:
     for position, ((start, end), (byte_start, byte_end)) in enumerate(zip(spans, _byte_offsets(text, spans)), 1):
         term = _lower(text[start:end])
         if term not in stop:
-            tokens.append(AnalyzedToken(term.encode(), byte_start, byte_end, position))
+            tokens.append(AnalyzedToken(term, byte_start, byte_end, position))
     return tokens
 
 
