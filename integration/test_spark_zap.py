@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 
 from indexbridge.spark import functions as ibf
 from indexbridge.zap import Document, Field, Segment, Token, TokenLocation, build_segment, id_field, merge_segments
+from indexbridge.zap.analyzers import FieldMapping, analyze_document
 
 WORDS = ["spark", "span", "spare", "zap", "zebra", "bleve", "index", "segment", "merge", "query", "alpha", "beta"]
 ENGINES = ("jvm", "python")
@@ -133,3 +134,38 @@ def test_merge_with_deletes_equals_the_codec_merge(spark, corpus, tmp_path, by_i
     mapping = ibf.zap_doc_mapping(spark.createDataFrame(results["jvm"]))
     assert mapping.filter("new_doc = -1").count() == sum(len(d) for d in drops.values())
     assert mapping.count() == sum(len(d) for d in sources.values())
+
+
+def test_build_writes_the_same_files_with_both_engines(spark, tmp_path):
+    rng = random.Random(3)
+    rows = [
+        (f"id-{i}", " ".join(rng.choices(WORDS + ["The", "and", "Ünïcode", "x-ray"], k=rng.randint(0, 8))) or None,
+         f"t{i % 3}", i * 7 - 50 if i % 5 else None, i / 4, i % 2 == 0)
+        for i in range(90)
+    ]
+    df = spark.createDataFrame(rows, "id string, body string, tag string, n long, score double, flag boolean").repartition(3).cache()
+    fields = [
+        FieldMapping("body"),
+        FieldMapping("tag", analyzer="keyword", store=False),
+        FieldMapping("n", type="number", include_in_all=False),
+        FieldMapping("score", type="number", doc_values=False),
+        FieldMapping("flag", type="boolean", index=False),
+    ]
+    written = {}
+    for engine in ENGINES:
+        out = tmp_path / engine
+        segments = ibf.build_zap_segments(df, str(out), fields=fields, rows_per_segment=20, engine=engine, chunk_factor=8)
+        written[engine] = sorted((Path(r["path"]).name, r["docs"], r["size"], tuple(r["fields"])) for r in segments.collect())
+        assert sorted(p.name for p in out.iterdir()) == [w[0] for w in written[engine]]  # no temporary files left
+    assert written["jvm"] == written["python"]
+    assert sum(w[1] for w in written["jvm"]) == len(rows) and all(w[1] <= 20 for w in written["jvm"])
+    by_id = {r[0]: r for r in rows}
+    for name, docs, size, _ in written["jvm"]:
+        data = (tmp_path / "jvm" / name).read_bytes()
+        assert data == (tmp_path / "python" / name).read_bytes()
+        with Segment.open(tmp_path / "jvm" / name) as segment:  # the codec's bytes for the same documents
+            ids = [segment.doc_id(d).decode() for d in range(segment.num_docs)]
+        expected = build_segment([
+            analyze_document(i, [(f.name, v) for f, v in zip(fields, by_id[i][1:]) if v is not None], fields) for i in ids
+        ], chunk_factor=8)
+        assert (len(data), data) == (size, expected)

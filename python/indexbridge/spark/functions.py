@@ -137,6 +137,7 @@ def _spark_schema(schema) -> str:
 # -- zap segments (indexbridge.spark.zap) -----------------------------------------------------
 
 from indexbridge.spark.zap import (  # noqa: E402  (re-exported: one namespace for users)
+    build_zap_segments,
     merge_zap_segments,
     segment_paths,
     zap_doc_mapping,

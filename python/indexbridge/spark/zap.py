@@ -18,10 +18,13 @@ Only paths cross py4j and reach the executors; each task memory-maps its own seg
     zap_prefix_search("/idx", "body", "spa")
     merged = merge_zap_segments("/idx", "/idx-merged", group_size=10, deletes=deleted)  # (segment, doc|_id) rows
     zap_doc_mapping(merged)                        # segment, doc, merged, new_doc (-1 = deleted)
+    build_zap_segments(df, "/idx", id_col="id", fields=[FieldMapping("body"), FieldMapping("tag", analyzer="keyword")])
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -32,6 +35,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from indexbridge.spark import zap_arrow
 from indexbridge.spark.zap_arrow import Kernel
+from indexbridge.zap.analyzers import FieldMapping
 from indexbridge.zap.segment import DEFAULT_CHUNK_FACTOR
 
 Segments = DataFrame | str | Sequence[str]
@@ -149,3 +153,39 @@ def zap_doc_mapping(merged: DataFrame) -> DataFrame:
     return per_source.select(
         F.col("_s.sources").alias("segment"), F.posexplode("_s.new_docs").alias("doc", "new_doc"), "merged"
     ).select("segment", "doc", "merged", "new_doc")
+
+
+def build_zap_segments(
+    docs: DataFrame,
+    directory: str,
+    *,
+    fields: Sequence[FieldMapping | str],
+    id_col: str = "id",
+    rows_per_segment: int = 10_000,
+    all_field: bool = True,
+    engine: Engine = "jvm",
+    chunk_factor: int = DEFAULT_CHUNK_FACTOR,
+) -> DataFrame:
+    """Index ``docs`` into zap segments under ``directory``, as bleve would from the same documents.
+
+    ``fields`` maps columns to bleve fields (:class:`~indexbridge.zap.analyzers.FieldMapping`:
+    type text/number/boolean/datetime, analyzer keyword/simple/standard, index, store,
+    term_vectors, doc_values, include_in_all; a bare name is a standard-analysed text field); the
+    ``id_col`` value (as a string) is the document's ``_id``. Each task writes one segment per
+    ``rows_per_segment`` rows of its partition, in row order, named
+    ``segment-<partition>-<n>.zap``; both engines write identical files. Returns
+    (path, docs, size, fields), one row per segment."""
+    mappings = [FieldMapping(f) if isinstance(f, str) else f for f in fields]
+    if rows_per_segment <= 0:
+        raise ValueError(f"rows_per_segment must be positive, got {rows_per_segment}")
+    spark = docs.sparkSession
+    if engine == "jvm":
+        payload = json.dumps([dataclasses.asdict(m) for m in mappings])
+        jdf = spark._jvm.io.indexbridge.spark.ZapBuild.build(
+            docs._jdf, str(directory), id_col, payload, rows_per_segment, all_field, chunk_factor)
+        return DataFrame(jdf, spark)
+    if engine == "python":
+        rows = docs.select(F.col(id_col).cast("string").alias(id_col), *[m.name for m in mappings])
+        kernel = zap_arrow.build_kernel(str(directory), id_col, mappings, rows_per_segment, all_field, chunk_factor)
+        return rows.mapInArrow(kernel, from_arrow_schema(zap_arrow.SEGMENT_FILES))
+    raise ValueError(f"engine must be 'jvm' or 'python', got {engine!r}")

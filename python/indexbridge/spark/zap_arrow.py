@@ -16,7 +16,8 @@ import pyarrow as pa
 
 from indexbridge.paimon.dv import DeletionVector
 from indexbridge.storage import write_atomically
-from indexbridge.zap import Segment, merge_segments
+from indexbridge.zap import Document, Segment, build_segment, merge_segments
+from indexbridge.zap.analyzers import FieldMapping, analyze_document
 
 Kernel = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
@@ -127,6 +128,53 @@ def prefix_search_kernel(field: str, prefix: bytes) -> Kernel:
     return _per_segment(HITS, rows)
 
 
+def _write(path: Path, data: bytes) -> tuple[str, int, int, list[str]]:
+    """Write a segment atomically; its (path, docs, size, fields) row."""
+    write_atomically(path, data)
+    segment = Segment(data, str(path))
+    return str(path), segment.num_docs, len(data), segment.field_names
+
+
+def segment_name(partition: int, n: int) -> str:
+    """The n-th segment a build task writes for its partition (the same on a retry)."""
+    return f"segment-{partition:05d}-{n:05d}.zap"
+
+
+def build_kernel(directory: str, id_col: str, mappings: Sequence[FieldMapping], rows_per_segment: int,
+                 all_field: bool, chunk_factor: int) -> Kernel:
+    """Rows (id, field columns...) → one segment per ``rows_per_segment`` rows of the partition, in
+    row order, each document analysed by ``analyze_document`` (null values are absent fields);
+    rows (path, docs, size, fields)."""
+
+    def kernel(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        partition = TaskContext.get().partitionId()
+        pending: list[Document] = []
+        written = 0
+
+        def flush() -> pa.RecordBatch:
+            nonlocal written
+            row = _write(Path(directory) / segment_name(partition, written), build_segment(pending, chunk_factor))
+            written += 1
+            pending.clear()
+            return pa.RecordBatch.from_pylist([dict(zip(SEGMENT_FILES.names, row))], schema=SEGMENT_FILES)
+
+        for batch in batches:
+            for row in batch.to_pylist():
+                doc_id = row[id_col]
+                if doc_id is None:
+                    raise ValueError(f"a document without an id (column {id_col!r} is null)")
+                values = [(m.name, row[m.name]) for m in mappings if row[m.name] is not None]
+                pending.append(analyze_document(str(doc_id), values, mappings, all_field))
+                if len(pending) == rows_per_segment:
+                    yield flush()
+        if pending:
+            yield flush()
+
+    return kernel
+
+
 def merged_name(sources: Sequence[str]) -> str:
     """The merged segment's file name: a digest of its inputs' paths (a retried task writes the same file)."""
     return f"merged-{hashlib.sha256(chr(10).join(sources).encode()).hexdigest()[:16]}.zap"
@@ -155,10 +203,7 @@ def merge_kernel(directory: str, chunk_factor: int) -> Kernel:
                 finally:
                     for s in segments:
                         s.close()
-                path = Path(directory) / merged_name(sources)
-                write_atomically(path, data)
-                merged = Segment(data, str(path))
-                for column, v in zip(MERGED.names, (str(path), merged.num_docs, len(data), merged.field_names, sources, mapping)):
+                for column, v in zip(MERGED.names, (*_write(Path(directory) / merged_name(sources), data), sources, mapping)):
                     out[column].append(v)
             yield pa.RecordBatch.from_pydict(out, schema=MERGED)
 
