@@ -55,10 +55,12 @@ def _rows(df) -> list[tuple]:
 
 
 def _both(read, *args, **kw) -> list[tuple]:
-    """The rows of ``read`` with both engines, required to be the same."""
-    jvm, python = (_rows(read(*args, engine=e, **kw)) for e in ENGINES)
-    assert jvm == python
-    return jvm
+    """The rows of ``read`` with both engines, required to be the same (schema included)."""
+    jvm, python = (read(*args, engine=e, **kw) for e in ENGINES)
+    assert jvm.schema == python.schema
+    rows = _rows(jvm)
+    assert rows == _rows(python)
+    return rows
 
 
 def test_documents_and_ids(spark, corpus):

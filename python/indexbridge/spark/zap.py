@@ -102,22 +102,27 @@ def zap_postings(segments: Segments, *, engine: Engine = "jvm", segments_per_tas
     return _run(segments, engine, segments_per_task, lambda z: z.postings, zap_arrow.postings_kernel(), zap_arrow.POSTINGS)
 
 
+def _search(segments: Segments, field: str, query: str | bytes, prefix: bool, engine: Engine, segments_per_task: int) -> DataFrame:
+    q = _bytes(query)
+    if prefix:
+        return _run(segments, engine, segments_per_task, lambda z: lambda jdf: z.prefixSearch(jdf, field, q),
+                    zap_arrow.prefix_search_kernel(field, q), zap_arrow.HITS)
+    return _run(segments, engine, segments_per_task, lambda z: lambda jdf: z.termSearch(jdf, field, q),
+                zap_arrow.term_search_kernel(field, q), zap_arrow.HITS)
+
+
 def zap_term_search(
     segments: Segments, field: str, term: str | bytes, *, engine: Engine = "jvm", segments_per_task: int = 1
 ) -> DataFrame:
     """(segment, doc, _id) of the docs whose ``field`` holds ``term`` exactly."""
-    t = _bytes(term)
-    return _run(segments, engine, segments_per_task, lambda z: lambda jdf: z.termSearch(jdf, field, t),
-                zap_arrow.term_search_kernel(field, t), zap_arrow.HITS)
+    return _search(segments, field, term, False, engine, segments_per_task)
 
 
 def zap_prefix_search(
     segments: Segments, field: str, prefix: str | bytes, *, engine: Engine = "jvm", segments_per_task: int = 1
 ) -> DataFrame:
     """(segment, doc, _id) of the docs whose ``field`` holds a term starting with ``prefix``, each once."""
-    p = _bytes(prefix)
-    return _run(segments, engine, segments_per_task, lambda z: lambda jdf: z.prefixSearch(jdf, field, p),
-                zap_arrow.prefix_search_kernel(field, p), zap_arrow.HITS)
+    return _search(segments, field, prefix, True, engine, segments_per_task)
 
 
 def merge_zap_segments(

@@ -8,7 +8,7 @@ segment with :class:`indexbridge.zap.Segment` and returns the rows the JVM path
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +18,7 @@ from indexbridge.paimon.dv import DeletionVector
 from indexbridge.storage import write_atomically
 from indexbridge.zap import Document, Segment, build_segment, merge_segments
 from indexbridge.zap.analyzers import FieldMapping, analyze_document
+from indexbridge.zap.postings import PostingsList
 
 Kernel = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
@@ -34,7 +35,13 @@ POSTINGS = pa.schema([
 SEGMENT_FILES = pa.schema([("path", pa.string()), ("docs", pa.int64()), ("size", pa.int64()), ("fields", pa.list_(pa.string()))])
 MERGED = SEGMENT_FILES.append(pa.field("sources", pa.list_(pa.string()))).append(pa.field("new_docs", pa.list_(pa.list_(pa.int64()))))
 
-SegmentRows = Callable[[str, Segment], dict[str, list]]
+Row = tuple
+SegmentRows = Callable[[str, Segment], Iterable[Row]]
+
+
+def _batch(schema: pa.Schema, rows: Iterable[Row]) -> pa.RecordBatch:
+    columns = list(zip(*rows)) or [()] * len(schema)
+    return pa.RecordBatch.from_pydict({name: list(c) for name, c in zip(schema.names, columns)}, schema=schema)
 
 
 def _per_segment(schema: pa.Schema, rows: SegmentRows) -> Kernel:
@@ -44,50 +51,40 @@ def _per_segment(schema: pa.Schema, rows: SegmentRows) -> Kernel:
         for batch in batches:
             for path in batch.column(0).to_pylist():
                 with Segment.open(path) as segment:
-                    columns = rows(path, segment)
-                yield pa.RecordBatch.from_pydict(columns, schema=schema)
+                    batch_rows = list(rows(path, segment))
+                yield _batch(schema, batch_rows)
 
     return kernel
 
 
-def _columns(schema: pa.Schema) -> dict[str, list]:
-    return {name: [] for name in schema.names}
+def _hits(path: str, segment: Segment, docs: Iterable[int]) -> Iterator[Row]:
+    return ((path, int(d), segment.doc_id(int(d)).decode()) for d in docs)
 
 
-def _hits(path: str, segment: Segment, docs: Sequence[int]) -> dict[str, list]:
-    docs = [int(d) for d in docs]
-    return {"segment": [path] * len(docs), "doc": docs, "_id": [segment.doc_id(d).decode() for d in docs]}
-
-
-def _documents(path: str, segment: Segment) -> dict[str, list]:
-    out = _columns(DOCUMENTS)
+def _documents(path: str, segment: Segment) -> Iterator[Row]:
     for doc in range(segment.num_docs):
         values = segment.document(doc)
         doc_id = values[0][2].decode()
         for name, kind, value, array_positions in values:
-            for column, v in zip(DOCUMENTS.names, (path, doc, doc_id, name, kind, bytes(value), list(array_positions))):
-                out[column].append(v)
-    return out
+            yield path, doc, doc_id, name, kind, bytes(value), list(array_positions)
 
 
-def _terms(path: str, segment: Segment) -> dict[str, list]:
-    out = _columns(TERMS)
+def _dictionaries(segment: Segment) -> Iterator[tuple[str, bytes, PostingsList]]:
+    """(field name, term, postings) of every field's dictionary, fields by id, terms in byte order."""
     for field in segment.fields:
         for term, value in segment.dictionary(field.id).items():
-            for column, v in zip(TERMS.names, (path, field.name, term, len(segment.postings_at(value, field.dict_offset)))):
-                out[column].append(v)
-    return out
+            yield field.name, term, segment.postings_at(value, field.dict_offset)
 
 
-def _postings(path: str, segment: Segment) -> dict[str, list]:
-    out = _columns(POSTINGS)
-    for field in segment.fields:
-        for term, value in segment.dictionary(field.id).items():
-            for hit in segment.postings_at(value, field.dict_offset):
-                positions = None if hit.locations is None else [loc.pos for loc in hit.locations]
-                for column, v in zip(POSTINGS.names, (path, hit.doc, field.name, term, hit.freq, positions)):
-                    out[column].append(v)
-    return out
+def _terms(path: str, segment: Segment) -> Iterator[Row]:
+    return ((path, field, term, len(postings)) for field, term, postings in _dictionaries(segment))
+
+
+def _postings(path: str, segment: Segment) -> Iterator[Row]:
+    for field, term, postings in _dictionaries(segment):
+        for hit in postings:
+            positions = None if hit.locations is None else [loc.pos for loc in hit.locations]
+            yield path, hit.doc, field, term, hit.freq, positions
 
 
 def documents_kernel() -> Kernel:
@@ -118,7 +115,7 @@ def term_search_kernel(field: str, term: bytes) -> Kernel:
 def prefix_search_kernel(field: str, prefix: bytes) -> Kernel:
     """(segment, doc, _id) of the docs whose ``field`` holds a term starting with ``prefix``, ascending."""
 
-    def rows(path: str, segment: Segment) -> dict[str, list]:
+    def rows(path: str, segment: Segment) -> Iterator[Row]:
         info = segment.field(field)
         lists = [] if info is None else [
             segment.postings_at(value, info.dict_offset).docs for _, value in segment.dictionary(info.id).prefix(prefix)
@@ -158,7 +155,7 @@ def build_kernel(directory: str, id_col: str, mappings: Sequence[FieldMapping], 
             row = _write(Path(directory) / segment_name(partition, written), build_segment(pending, chunk_factor))
             written += 1
             pending.clear()
-            return pa.RecordBatch.from_pylist([dict(zip(SEGMENT_FILES.names, row))], schema=SEGMENT_FILES)
+            return _batch(SEGMENT_FILES, [row])
 
         for batch in batches:
             for row in batch.to_pylist():
@@ -186,7 +183,7 @@ def merge_kernel(directory: str, chunk_factor: int) -> Kernel:
 
     def kernel(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            out = _columns(MERGED)
+            rows = []
             for members in batch.column("members").to_pylist():
                 members = sorted(members, key=lambda m: m["position"])
                 sources = [m["path"] for m in members]
@@ -203,8 +200,7 @@ def merge_kernel(directory: str, chunk_factor: int) -> Kernel:
                 finally:
                     for s in segments:
                         s.close()
-                for column, v in zip(MERGED.names, (*_write(Path(directory) / merged_name(sources), data), sources, mapping)):
-                    out[column].append(v)
-            yield pa.RecordBatch.from_pydict(out, schema=MERGED)
+                rows.append((*_write(Path(directory) / merged_name(sources), data), sources, mapping))
+            yield _batch(MERGED, rows)
 
     return kernel

@@ -28,60 +28,34 @@ import org.roaringbitmap.RoaringBitmap
   * Terms are the dictionary's bytes (binary); `_id`, field names and types are strings.
   */
 object ZapSegments {
-  val DocumentSchema: StructType = StructType(Seq(
-    StructField("segment", StringType, nullable = false),
-    StructField("doc", IntegerType, nullable = false),
-    StructField("_id", StringType, nullable = false),
-    StructField("field", StringType, nullable = false),
-    StructField("type", StringType, nullable = false),
-    StructField("value", BinaryType, nullable = false),
-    StructField("array_positions", ArrayType(LongType, containsNull = false), nullable = false)))
+  /** A schema of nullable columns (as Spark reads the Python path's Arrow batches). */
+  private def schema(columns: (String, DataType)*): StructType =
+    StructType(columns.map { case (name, dataType) => StructField(name, dataType) })
 
-  val HitSchema: StructType = StructType(Seq(
-    StructField("segment", StringType, nullable = false),
-    StructField("doc", IntegerType, nullable = false),
-    StructField("_id", StringType, nullable = false)))
+  private val Longs = ArrayType(LongType)
 
-  val TermSchema: StructType = StructType(Seq(
-    StructField("segment", StringType, nullable = false),
-    StructField("field", StringType, nullable = false),
-    StructField("term", BinaryType, nullable = false),
-    StructField("doc_freq", LongType, nullable = false)))
+  val DocumentSchema: StructType = schema("segment" -> StringType, "doc" -> IntegerType, "_id" -> StringType,
+    "field" -> StringType, "type" -> StringType, "value" -> BinaryType, "array_positions" -> Longs)
 
-  val PostingSchema: StructType = StructType(Seq(
-    StructField("segment", StringType, nullable = false),
-    StructField("doc", IntegerType, nullable = false),
-    StructField("field", StringType, nullable = false),
-    StructField("term", BinaryType, nullable = false),
-    StructField("freq", IntegerType, nullable = false),
-    StructField("positions", ArrayType(LongType, containsNull = false), nullable = true)))
+  val HitSchema: StructType = schema("segment" -> StringType, "doc" -> IntegerType, "_id" -> StringType)
+
+  val TermSchema: StructType = schema("segment" -> StringType, "field" -> StringType, "term" -> BinaryType, "doc_freq" -> LongType)
+
+  val PostingSchema: StructType = schema("segment" -> StringType, "doc" -> IntegerType, "field" -> StringType,
+    "term" -> BinaryType, "freq" -> IntegerType, "positions" -> Longs)
 
   /** A segment written by a task: where, how many docs, bytes, field names. */
-  val SegmentFileSchema: StructType = StructType(Seq(
-    StructField("path", StringType, nullable = false),
-    StructField("docs", LongType, nullable = false),
-    StructField("size", LongType, nullable = false),
-    StructField("fields", ArrayType(StringType, containsNull = false), nullable = false)))
+  val SegmentFileSchema: StructType = schema("path" -> StringType, "docs" -> LongType, "size" -> LongType, "fields" -> ArrayType(StringType))
 
   /** A merged segment, its inputs in order and, per input, the new doc number of each old doc (-1 = dropped). */
-  val MergedSchema: StructType = StructType(SegmentFileSchema.fields ++ Seq(
-    StructField("sources", ArrayType(StringType, containsNull = false), nullable = false),
-    StructField("new_docs", ArrayType(ArrayType(LongType, containsNull = false), containsNull = false), nullable = false)))
-
-  /** One merge task: its group number and its inputs (position in the merge, path, deleted docs as a DV frame or null). */
-  val MergeTaskSchema: StructType = StructType(Seq(
-    StructField("group", IntegerType, nullable = false),
-    StructField("members", ArrayType(StructType(Seq(
-      StructField("position", IntegerType, nullable = false),
-      StructField("path", StringType, nullable = false),
-      StructField("dv", BinaryType, nullable = true))), containsNull = false), nullable = false)))
+  val MergedSchema: StructType = StructType(SegmentFileSchema.fields ++ schema("sources" -> ArrayType(StringType), "new_docs" -> ArrayType(Longs)).fields)
 
   /** A DataFrame of `paths` (column `path`) with `segmentsPerTask` consecutive paths per partition. */
   def segmentPaths(spark: SparkSession, paths: Seq[String], segmentsPerTask: Int = 1): DataFrame = {
     require(segmentsPerTask > 0, s"segmentsPerTask must be positive, got $segmentsPerTask")
     val slices = math.max(1, (paths.length + segmentsPerTask - 1) / segmentsPerTask)
     val rdd = spark.sparkContext.parallelize(paths.map(Row(_)), slices)
-    spark.createDataFrame(rdd, StructType(Seq(StructField("path", StringType, nullable = false))))
+    spark.createDataFrame(rdd, schema("path" -> StringType))
   }
 
   private def perSegment(segments: DataFrame, schema: StructType)(rows: (String, SegmentReader) => Iterator[Row]): DataFrame =
@@ -151,8 +125,7 @@ object ZapSegments {
     val paths = segments.select(col("path")).distinct().collect().map(_.getString(0)).sorted // one small row per segment
     val members = spark.createDataFrame(
       spark.sparkContext.parallelize(paths.toIndexedSeq.zipWithIndex.map { case (p, i) => Row(i / groupSize, i % groupSize, p) }, 1),
-      StructType(Seq(StructField("group", IntegerType, nullable = false), StructField("position", IntegerType, nullable = false),
-        StructField("path", StringType, nullable = false))))
+      schema("group" -> IntegerType, "position" -> IntegerType, "path" -> StringType))
     val withDvs =
       if (deletes == null) members.withColumn("dv", org.apache.spark.sql.functions.lit(null).cast(BinaryType))
       else {
@@ -176,7 +149,7 @@ object ZapSegments {
     "merged-" + digest.take(8).map(b => f"${b & 0xff}%02x").mkString + ".zap"
   }
 
-  /** Runs merge tasks (rows of [[MergeTaskSchema]]): one merged segment per group in `directory`. */
+  /** Runs merge tasks (rows of [[mergeTasks]]: group, members = [(position, path, dv)]): one merged segment per group in `directory`. */
   def mergeGroups(tasks: DataFrame, directory: String, chunkFactor: Int): DataFrame =
     tasks.mapPartitions { it =>
       it.map { task =>
