@@ -3,6 +3,7 @@ checked against each other, a brute-force index of the source documents and the 
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 from collections import defaultdict
 from pathlib import Path
@@ -144,16 +145,21 @@ def test_build_writes_the_same_files_with_both_engines(spark, tmp_path):
     rng = random.Random(3)
     rows = [
         (f"id-{i}", " ".join(rng.choices(WORDS + ["The", "and", "Ünïcode", "x-ray"], k=rng.randint(0, 8))) or None,
-         f"t{i % 3}", i * 7 - 50 if i % 5 else None, i / 4, i % 2 == 0)
+         f"t{i % 3}", i * 7 - 50 if i % 5 else None, i / 4, i % 2 == 0,
+         dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=i * 3607, microseconds=i), [f"k{i % 4}", "same"][: i % 3])
         for i in range(90)
     ]
-    df = spark.createDataFrame(rows, "id string, body string, tag string, n long, score double, flag boolean").repartition(3).cache()
+    df = spark.createDataFrame(
+        rows, "id string, body string, tag string, n long, score double, flag boolean, at timestamp, keys array<string>"
+    ).repartition(3).cache()
     fields = [
         FieldMapping("body"),
         FieldMapping("tag", analyzer="keyword", store=False),
         FieldMapping("n", type="number", include_in_all=False),
         FieldMapping("score", type="number", doc_values=False),
         FieldMapping("flag", type="boolean", index=False),
+        FieldMapping("at", type="datetime"),
+        FieldMapping("keys", analyzer="keyword"),
     ]
     written = {}
     for engine in ENGINES:
