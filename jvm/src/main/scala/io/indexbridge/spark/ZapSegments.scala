@@ -45,10 +45,12 @@ object ZapSegments {
     "term" -> BinaryType, "freq" -> IntegerType, "positions" -> Longs)
 
   /** A segment written by a task: where, how many docs, bytes, field names. */
-  val SegmentFileSchema: StructType = schema("path" -> StringType, "docs" -> LongType, "size" -> LongType, "fields" -> ArrayType(StringType))
+  val SegmentFileSchema: StructType =
+    schema("path" -> StringType, "docs" -> LongType, "size" -> LongType, "fields" -> ArrayType(StringType))
 
   /** A merged segment, its inputs in order and, per input, the new doc number of each old doc (-1 = dropped). */
-  val MergedSchema: StructType = StructType(SegmentFileSchema.fields ++ schema("sources" -> ArrayType(StringType), "new_docs" -> ArrayType(Longs)).fields)
+  val MergedSchema: StructType =
+    StructType(SegmentFileSchema.fields ++ schema("sources" -> ArrayType(StringType), "new_docs" -> ArrayType(Longs)).fields)
 
   /** A DataFrame of `paths` (column `path`) with `segmentsPerTask` consecutive paths per partition. */
   def segmentPaths(spark: SparkSession, paths: Seq[String], segmentsPerTask: Int = 1): DataFrame = {
@@ -112,7 +114,9 @@ object ZapSegments {
   def prefixSearch(segments: DataFrame, field: String, prefix: Array[Byte]): DataFrame =
     perSegment(segments, HitSchema) { (path, seg) =>
       val docs = new RoaringBitmap
-      seg.dictionary(field).foreach(_.termsWithPrefix(prefix).foreach { case (_, value) => docs.add(seg.postingsAt(value).docs: _*) })
+      seg.dictionary(field).foreach(_.termsWithPrefix(prefix).foreach { case (_, value) =>
+        docs.add(seg.postingsAt(value).docs: _*)
+      })
       docs.toArray.iterator.map(doc => Row(path, doc, idString(seg, doc)))
     }
 
@@ -124,15 +128,20 @@ object ZapSegments {
     val spark = segments.sparkSession
     val paths = segments.select(col("path")).distinct().collect().map(_.getString(0)).sorted // one small row per segment
     val members = spark.createDataFrame(
-      spark.sparkContext.parallelize(paths.toIndexedSeq.zipWithIndex.map { case (p, i) => Row(i / groupSize, i % groupSize, p) }, 1),
+      spark.sparkContext.parallelize(
+        paths.toIndexedSeq.zipWithIndex.map { case (p, i) => Row(i / groupSize, i % groupSize, p) }, 1),
       schema("group" -> IntegerType, "position" -> IntegerType, "path" -> StringType))
     val withDvs =
       if (deletes == null) members.withColumn("dv", org.apache.spark.sql.functions.lit(null).cast(BinaryType))
       else {
         val docs =
           if (deletes.columns.contains("doc")) deletes.select(col("segment"), col("doc"))
-          else if (deletes.columns.contains("_id")) deletes.select(col("segment"), col("_id")).join(ids(segmentPaths(spark, paths.toIndexedSeq)), Seq("segment", "_id")).select(col("segment"), col("doc"))
-          else throw new IllegalArgumentException(s"deletes need columns (segment, doc) or (segment, _id), found ${deletes.columns.mkString(", ")}")
+          else if (deletes.columns.contains("_id"))
+            deletes.select(col("segment"), col("_id"))
+              .join(ids(segmentPaths(spark, paths.toIndexedSeq)), Seq("segment", "_id"))
+              .select(col("segment"), col("doc"))
+          else throw new IllegalArgumentException(
+            s"deletes need columns (segment, doc) or (segment, _id), found ${deletes.columns.mkString(", ")}")
         val dvs = docs.groupBy(col("segment").as("path")).agg(functions.dvAgg(col("doc")).as("dv"))
         members.join(dvs, Seq("path"), "left")
       }
@@ -149,7 +158,8 @@ object ZapSegments {
     "merged-" + digest.take(8).map(b => f"${b & 0xff}%02x").mkString + ".zap"
   }
 
-  /** Runs merge tasks (rows of [[mergeTasks]]: group, members = [(position, path, dv)]): one merged segment per group in `directory`. */
+  /** Runs merge tasks (rows of [[mergeTasks]]: group, members = [(position, path, dv)]): one
+    * merged segment per group in `directory`. */
   def mergeGroups(tasks: DataFrame, directory: String, chunkFactor: Int): DataFrame =
     tasks.mapPartitions { it =>
       it.map { task =>
@@ -158,7 +168,9 @@ object ZapSegments {
         val readers = sources.map(p => SegmentReader.open(Paths.get(p)))
         val drops = members.map { m =>
           val bm = new RoaringBitmap
-          if (!m.isNullAt(2)) DeletionVector.deserialize(m.getAs[Array[Byte]](2), source = s"<deletes of ${m.getString(1)}>").foreachPosition(p => bm.add(p.toInt))
+          if (!m.isNullAt(2))
+            DeletionVector.deserialize(m.getAs[Array[Byte]](2), source = s"<deletes of ${m.getString(1)}>")
+              .foreachPosition(p => bm.add(p.toInt))
           bm
         }.toIndexedSeq
         val path = Paths.get(directory).resolve(mergedName(sources))
