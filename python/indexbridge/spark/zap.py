@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
@@ -42,17 +43,8 @@ Segments = DataFrame | str | Sequence[str]
 Engine = Literal["jvm", "python"]
 
 
-def _zap_jvm(spark: SparkSession):
+def _zap_jvm(spark: SparkSession) -> Any:
     return spark._jvm.io.indexbridge.spark.ZapSegments
-
-
-def _session(segments: Segments) -> SparkSession:
-    if isinstance(segments, DataFrame):
-        return segments.sparkSession
-    spark = SparkSession.getActiveSession()
-    if spark is None:
-        raise RuntimeError("no active Spark session (create one with indexbridge.spark.configure)")
-    return spark
 
 
 def segment_paths(segments: Segments, segments_per_task: int = 1) -> DataFrame:
@@ -60,16 +52,21 @@ def segment_paths(segments: Segments, segments_per_task: int = 1) -> DataFrame:
     a list keeps its order, ``segments_per_task`` consecutive paths per partition."""
     if isinstance(segments, DataFrame):
         return segments.select("path")
-    spark = _session(segments)
+    spark = SparkSession.getActiveSession()
+    if spark is None:
+        raise RuntimeError("no active Spark session (create one with indexbridge.spark.configure)")
     paths: list[str] = []
     for p in [segments] if isinstance(segments, str) else segments:
         paths.extend(sorted(str(f) for f in Path(p).glob("*.zap")) if Path(p).is_dir() else [str(p)])
-    jvm = spark._jvm
-    jdf = _zap_jvm(spark).segmentPaths(spark._jsparkSession, jvm.PythonUtils.toSeq(paths), segments_per_task)
+    jdf = _zap_jvm(spark).segmentPaths(spark._jsparkSession, spark._jvm.PythonUtils.toSeq(paths), segments_per_task)
     return DataFrame(jdf, spark)
 
 
-def _run(segments: Segments, engine: Engine, segments_per_task: int, jvm_call, kernel: Kernel, schema) -> DataFrame:
+JvmCall = Callable[[Any], Callable[[Any], Any]]  # ZapSegments (py4j) -> its function over a Java DataFrame
+
+
+def _run(segments: Segments, engine: Engine, segments_per_task: int, jvm_call: JvmCall, kernel: Kernel,
+         schema: pa.Schema) -> DataFrame:
     paths = segment_paths(segments, segments_per_task)
     if engine == "jvm":
         return DataFrame(jvm_call(_zap_jvm(paths.sparkSession))(paths._jdf), paths.sparkSession)
