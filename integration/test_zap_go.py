@@ -17,9 +17,7 @@ them the test fails, it is not skipped.
 from __future__ import annotations
 
 import json
-import os
 import random
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -27,29 +25,15 @@ import pytest
 
 from indexbridge.jvm import jvm
 from indexbridge.zap import Segment, build_segment, merge_segments
-from indexbridge.zap.corpus import generate
+from indexbridge.zap.corpus import generate, zapgo
 
-REPO = Path(__file__).resolve().parents[1]
-ZAPGO_SRC = REPO / "integration" / "zapgo"
-ZAPGO_BIN = REPO / "target" / "zapgo" / "zapgo"
 SEGMENTS = 3
 DOCS_PER_SEGMENT = 120
 
 
-def go_command() -> str:
-    found = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").is_file() else None)
-    if found is None:
-        raise RuntimeError("the Go toolchain is required (PATH or /usr/local/go/bin/go)")
-    return found
-
-
-@pytest.fixture(scope="module")
-def zapgo() -> Path:
-    """Builds integration/zapgo (Go's build cache makes a rebuild of unchanged sources quick)."""
-    ZAPGO_BIN.parent.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, GOFLAGS="-mod=mod", CGO_ENABLED="0")
-    subprocess.run([go_command(), "build", "-o", str(ZAPGO_BIN), "."], cwd=ZAPGO_SRC, env=env, check=True)
-    return ZAPGO_BIN
+@pytest.fixture(scope="module", name="zapgo")
+def zapgo_fixture() -> Path:
+    return zapgo()
 
 
 def run_go(zapgo: Path, *args: object) -> str:

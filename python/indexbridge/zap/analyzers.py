@@ -366,7 +366,7 @@ class _Frequencies:
     def __init__(self) -> None:
         self.terms: dict[bytes, list] = {}
 
-    def add(self, term: bytes, freq: int, locations: list[list]) -> None:
+    def add(self, term: bytes, freq: int, locations: Sequence[TokenLocation]) -> None:
         entry = self.terms.get(term)
         if entry is None:
             self.terms[term] = [freq, list(locations)]
@@ -376,7 +376,7 @@ class _Frequencies:
 
     def tokens(self) -> tuple[Token, ...]:
         return tuple(
-            Token(term, freq, tuple(TokenLocation(*loc) for loc in locations))
+            Token(term, freq, tuple(locations))
             for term, (freq, locations) in sorted(self.terms.items())
         )
 
@@ -415,7 +415,7 @@ def analyze_document(
             location_field = name if in_all else ""
             freqs = _Frequencies()
             for token in tokens:
-                locations = [[location_field, token.position, token.start, token.end, array_positions]] if mapping.term_vectors else []
+                locations = (TokenLocation(location_field, token.position, token.start, token.end, array_positions),) if mapping.term_vectors else ()
                 freqs.add(token.term, 1, locations)
             if in_all:
                 all_length += len(tokens)

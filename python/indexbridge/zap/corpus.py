@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import random
+import shutil
+import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -57,6 +60,26 @@ ODD_WORDS = (
 )
 PUNCTUATION = (".", ",", "!", "?", ";", ":", " -", " (", ")", '"', "'")
 EPOCH = dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc)
+REPO = Path(__file__).resolve().parents[3]
+
+
+def zapgo() -> Path:
+    """Builds integration/zapgo of this source checkout into target/zapgo/ and returns the binary.
+
+    Needs Go (PATH or /usr/local/go/bin/go) and the Go module proxy or a warm module cache; Go's
+    build cache makes rebuilding unchanged sources quick.
+    """
+    source = REPO / "integration" / "zapgo"
+    if not (source / "go.mod").is_file():
+        raise RuntimeError(f"integration/zapgo is not in {REPO}: the Go reference needs a source checkout")
+    go = shutil.which("go") or "/usr/local/go/bin/go"
+    if not Path(go).is_file():
+        raise RuntimeError("the Go toolchain is required (PATH or /usr/local/go/bin/go)")
+    binary = REPO / "target" / "zapgo" / "zapgo"
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, GOFLAGS="-mod=mod", CGO_ENABLED="0")
+    subprocess.run([go, "build", "-o", str(binary), "."], cwd=source, env=env, check=True)
+    return binary
 
 
 @dataclass(frozen=True)
