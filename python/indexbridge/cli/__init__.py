@@ -33,8 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("suite", choices=["dv", "zap"])
     p.add_argument("--positions", type=int, default=20_000_000, help="dv: deleted positions")
     p.add_argument("--files", type=int, default=1000, help="dv: data files")
-    p.add_argument("--docs", type=int, default=5000, help="zap: documents in the generated corpus")
-    p.add_argument("--rounds", type=int, default=3, help="zap: timing rounds (best is reported)")
+    p.add_argument("--docs", type=int, default=2000, help="zap: documents in the generated corpus")
+    p.add_argument("--rounds", type=int, default=5, help="zap: timing rounds (best is reported)")
     return parser
 
 

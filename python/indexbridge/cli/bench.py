@@ -129,8 +129,8 @@ def bench_spark(positions: int, files: int) -> None:
 def _zap_python(corpus, rounds: int) -> dict[str, float]:
     from indexbridge.zap import Segment, build_segment
 
-    docs = corpus.documents()
     analyze_build = _best(lambda: build_segment(corpus.documents()), rounds)
+    docs = corpus.documents()
     build = _best(lambda: build_segment(docs), rounds)
     seg = Segment(build_segment(docs))
     terms = [(seg.dictionary(name), term) for name in seg.field_names for term in seg.dictionary(name).terms()]
