@@ -3,7 +3,9 @@ package io.indexbridge.zap
 import java.nio.charset.StandardCharsets.UTF_8
 import java.time.Instant
 
+import scala.collection.immutable.ArraySeq
 import scala.collection.mutable
+import scala.reflect.ClassTag
 import scala.io.Source
 
 /** bleve v1.0.14's analyzers and document mapping: raw values to the writer's input ([[Document]]).
@@ -146,7 +148,9 @@ object Analyzer {
 
   /** Code point spans (over `cps`) of the segments blevesearch/segment types as words: start, end pairs. */
   private def wordSpans(cps: Array[Int]): mutable.ArrayBuilder.ofInt = {
-    val classes = cps.map(classOf)
+    val classes = new Array[Int](cps.length)
+    var c = 0
+    while (c < cps.length) { classes(c) = classOf(cps(c)); c += 1 }
     val spans = new mutable.ArrayBuilder.ofInt
     var i = 0
     while (i < classes.length) {
@@ -348,21 +352,30 @@ object Analysis {
       case _ => throw new IllegalArgumentException(s"field '${mapping.name}' of type ${mapping.fieldType} cannot hold $value")
     }
 
-  private final class Frequency(val term: Array[Byte], var freq: Int, val locations: mutable.ArrayBuffer[Location])
+  private val locationTag = ClassTag[Location](classOf[Location])
 
-  /** analysis.TokenFrequencies: term (bytes as an ISO-8859-1 string, so its order is byte order) -> frequency. */
+  private final class Frequency(val term: Array[Byte]) {
+    var freq = 0
+    val locations = new mutable.ArrayBuffer[Location](1)
+  }
+
+  /** analysis.TokenFrequencies: term (bytes as an ISO-8859-1 string key) -> frequency. */
   private final class Frequencies {
     val terms = new java.util.HashMap[String, Frequency]
-    def add(term: Array[Byte], freq: Int, locations: Iterable[Location]): Unit = {
-      val key = new String(term, java.nio.charset.StandardCharsets.ISO_8859_1)
-      val entry = terms.get(key)
-      if (entry == null) terms.put(key, new Frequency(term, freq, mutable.ArrayBuffer.from(locations)))
-      else { entry.freq += freq; entry.locations ++= locations }
+    def entry(key: String, term: Array[Byte]): Frequency = {
+      var e = terms.get(key)
+      if (e == null) { e = new Frequency(term); terms.put(key, e) }
+      e
     }
+    def entry(term: Array[Byte]): Frequency = entry(new String(term, java.nio.charset.StandardCharsets.ISO_8859_1), term)
+    /** Adds every term of `other` (freqs add, locations append). */
+    def addAll(other: Frequencies): Unit =
+      other.terms.forEach { (key, o) => val e = entry(key, o.term); e.freq += o.freq; e.locations ++= o.locations }
+    /** Tokens in byte order of their terms. */
     def tokens: IndexedSeq[Token] = {
-      val keys = terms.keySet.toArray(new Array[String](0))
-      java.util.Arrays.sort(keys.asInstanceOf[Array[AnyRef]])
-      keys.toIndexedSeq.map { k => val e = terms.get(k); Token(e.term, e.freq, e.locations.toIndexedSeq) }
+      val entries = terms.values.toArray(new Array[Frequency](0))
+      java.util.Arrays.sort(entries, (a: Frequency, b: Frequency) => java.util.Arrays.compareUnsigned(a.term, b.term))
+      ArraySeq.unsafeWrapArray(entries.map(e => Token(e.term, e.freq, ArraySeq.unsafeWrapArray(e.locations.toArray(locationTag)))))
     }
   }
 
@@ -393,12 +406,13 @@ object Analysis {
           val locationField = if (inAll) name else "" // bleve's _all composition renames the field's own locations
           val freqs = new Frequencies
           for (t <- tokens) {
-            val locs = if (options.termVectors) Seq(Location(locationField, t.position, t.start, t.end, arrayPositions)) else Nil
-            freqs.add(t.term, 1, locs)
+            val e = freqs.entry(t.term)
+            e.freq += 1
+            if (options.termVectors) e.locations += Location(locationField, t.position, t.start, t.end, arrayPositions)
           }
           if (inAll) {
             allLength += tokens.length
-            freqs.terms.values.forEach(e => all.add(e.term, e.freq, e.locations))
+            all.addAll(freqs)
           }
           fields += DocField(name, typeByte, stored, arrayPositions, options, tokens.length, freqs.tokens)
         }
