@@ -1,8 +1,9 @@
 """bleve's analyzers and document mapping (indexbridge.zap.analyzers).
 
-tests/data/zap_analyzer_cases.json holds tokens bleve v1.0.14 itself produced (integration/zapgo
-``analyze``); the Scala AnalysisSpec reads the same table. integration/test_zap_go.py compares
-whole segments built from raw documents with Go's.
+tests/data/zap_analyzer_cases.json holds tokens bleve v1.0.14 itself produced; the Scala
+AnalysisSpec reads the same table. To add a case, add ``{"analyzer", "text"}`` to it and rerun
+``target/zapgo/zapgo analyze tests/data/zap_analyzer_cases.json`` (it fills ``tokens``).
+integration/test_zap_go.py compares whole segments built from raw documents with Go's.
 """
 
 from __future__ import annotations

@@ -346,16 +346,22 @@ func bench(c *corpus, rounds int) {
 	defer os.RemoveAll(dir)
 	path := dir + "/seg.zap"
 	var plugin zap.ZapPlugin
-	results := analyzeCorpus(c)
 	analyzeAndBuild := best(func() {
 		_, _, err := plugin.New(analyzeCorpus(c))
 		check(err)
 	})
+	// zap's builder consumes the analysis results it is given: one fresh set per round
+	fresh := make([][]*index.AnalysisResult, rounds)
+	for r := range fresh {
+		fresh[r] = analyzeCorpus(c)
+	}
+	round := 0
 	build := best(func() {
-		_, _, err := plugin.New(results)
+		_, _, err := plugin.New(fresh[round])
 		check(err)
+		round++
 	})
-	check(persist(results, path))
+	check(persist(analyzeCorpus(c), path))
 	seg := open(path)
 	defer seg.Close()
 	var terms [][]byte

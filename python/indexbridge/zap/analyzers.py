@@ -44,6 +44,7 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 import math
+import re
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -151,9 +152,18 @@ def _word_end(classes: str, i: int) -> int:
     return best
 
 
+# Without Hebrew, Katakana, the three scripts and Extend/Format, the DFA's words are this regex's
+# greedy matches (letters or digits joined by their mid punctuation, ExtendNumLet anywhere); a
+# fast path, checked against the DFA on random class strings when it was written.
+_PLAIN_WORD = re.compile(r"(?:a+(?:[lbq]a+)*|n+(?:[mbq]n+)*|u)+")
+_NEEDS_DFA = re.compile(r"[hkABEGHIef]")
+
+
 def _word_spans(text: str) -> list[tuple[int, int]]:
     """Code point spans of the segments blevesearch/segment types as words."""
     classes = text.translate(_class_table())
+    if not _NEEDS_DFA.search(classes):
+        return [m.span() for m in _PLAIN_WORD.finditer(classes)]
     spans = []
     i, n = 0, len(classes)
     while i < n:
@@ -184,16 +194,18 @@ def _is_letter(cp: int) -> bool:
 
 
 @cache
-def _to_lower() -> tuple[dict[int, int], frozenset[str]]:
-    """Go's unicode.ToLower as a translate table, and the runes whose lower case has another UTF-8 width."""
+def _to_lower() -> tuple[dict[int, int], frozenset[str], re.Pattern[str]]:
+    """Go's unicode.ToLower as a translate table, the runes whose lower case has another UTF-8
+    width, and a pattern finding those or Σ (text without them lower-cases as a whole)."""
     table = {int(r, 16): int(lower, 16) for r, lower in _table_lines("to_lower.txt")}
     resized = frozenset(chr(r) for r, lower in table.items() if len(chr(lower).encode()) != len(chr(r).encode()))
-    return table, resized
+    special = re.compile("[" + re.escape("".join(sorted(resized)) + "Σ") + "]")
+    return table, resized, special
 
 
 def _lower(term: str) -> bytes:
     """bleve's to_lower filter (toLowerDeferredCopy), rune by rune with Go's unicode.ToLower."""
-    table, resized = _to_lower()
+    table, resized, _ = _to_lower()
     if not any(c in resized for c in term):
         lowered = term.translate(table)
         if term.endswith("Σ"):  # Go: a last rune lowering to σ becomes ς
@@ -269,11 +281,11 @@ def _letter_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def analyze(text: str, analyzer: str) -> list[AnalyzedToken]:
-    """Tokens of ``text`` as bleve's analyzer ``analyzer`` (``keyword``, ``simple``, ``standard``) emits them."""
+def _analyze(text: str, analyzer: str) -> list[tuple[bytes, int, int, int]]:
+    """(term, byte start, byte end, position) of every token; :func:`analyze` without the objects."""
     if analyzer == "keyword":
         value = text.encode()
-        return [AnalyzedToken(value, 0, len(value), 1)]
+        return [(value, 0, len(value), 1)]
     if analyzer == "simple":
         spans = _letter_spans(text)
     elif analyzer == "standard":
@@ -281,12 +293,22 @@ def analyze(text: str, analyzer: str) -> list[AnalyzedToken]:
     else:
         raise ValueError(f"unknown analyzer {analyzer!r}; expected one of {ANALYZERS}")
     stop = _stop_words() if analyzer == "standard" else frozenset()
-    tokens = []
-    for position, ((start, end), (byte_start, byte_end)) in enumerate(zip(spans, _byte_offsets(text, spans)), 1):
-        term = _lower(text[start:end])
-        if term not in stop:
-            tokens.append(AnalyzedToken(term, byte_start, byte_end, position))
-    return tokens
+    table, _, special = _to_lower()
+    if special.search(text):
+        terms = [_lower(text[start:end]) for start, end in spans]
+    else:  # lower-casing rune by rune: the whole text at once
+        lowered = text.translate(table)
+        terms = [lowered[start:end].encode() for start, end in spans]
+    return [
+        (term, byte_start, byte_end, position)
+        for position, (term, (byte_start, byte_end)) in enumerate(zip(terms, _byte_offsets(text, spans)), 1)
+        if term not in stop
+    ]
+
+
+def analyze(text: str, analyzer: str) -> list[AnalyzedToken]:
+    """Tokens of ``text`` as bleve's analyzer ``analyzer`` (``keyword``, ``simple``, ``standard``) emits them."""
+    return [AnalyzedToken(*token) for token in _analyze(text, analyzer)]
 
 
 # ---------------------------------------------------------------- field mapping
@@ -330,10 +352,10 @@ def float64_to_int64(value: float) -> int:
     return bits ^ 0x7FFFFFFFFFFFFFFF if bits < 0 else bits
 
 
-def _numeric_tokens(value: int) -> list[AnalyzedToken]:
+def _numeric_tokens(value: int) -> list[tuple[bytes, int, int, int]]:
     """NumericField/DateTimeField.Analyze: the full value, then each precision-step shift, all at position 1."""
     terms = [prefix_coded_int64(value, shift) for shift in range(0, 64, PRECISION_STEP)]
-    return [AnalyzedToken(term, 0, len(term), 1) for term in terms]
+    return [(term, 0, len(term), 1) for term in terms]
 
 
 def _unix_nano(value: dt.datetime) -> int:
@@ -343,20 +365,20 @@ def _unix_nano(value: dt.datetime) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
 
 
-def _instance(mapping: FieldMapping, value: object) -> tuple[str, bytes, list[AnalyzedToken]]:
-    """(stored type byte, value bytes, tokens) of one value under ``mapping``."""
+def _instance(mapping: FieldMapping, value: object) -> tuple[str, bytes, list[tuple[bytes, int, int, int]]]:
+    """(stored type byte, value bytes, tokens as (term, start, end, position)) of one value under ``mapping``."""
     kind = mapping.type
     if kind == "text" and isinstance(value, str):
-        return "t", value.encode(), analyze(value, mapping.analyzer)
+        return "t", value.encode(), _analyze(value, mapping.analyzer)
     if kind == "boolean" and isinstance(value, bool):
         term = b"T" if value else b"F"
-        return "b", term, [AnalyzedToken(term, 0, 1, 1)]
+        return "b", term, [(term, 0, 1, 1)]
     if kind == "number" and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         tokens = _numeric_tokens(float64_to_int64(float(value)))
-        return "n", tokens[0].term, tokens
+        return "n", tokens[0][0], tokens
     if kind == "datetime" and isinstance(value, dt.datetime):
         tokens = _numeric_tokens(_unix_nano(value))
-        return "d", tokens[0].term, tokens
+        return "d", tokens[0][0], tokens
     raise ValueError(f"field {mapping.name!r} of type {kind!r} cannot hold {value!r}")
 
 
@@ -366,7 +388,7 @@ class _Frequencies:
     def __init__(self) -> None:
         self.terms: dict[bytes, list] = {}
 
-    def add(self, term: bytes, freq: int, locations: list[list]) -> None:
+    def add(self, term: bytes, freq: int, locations: Sequence[TokenLocation]) -> None:
         entry = self.terms.get(term)
         if entry is None:
             self.terms[term] = [freq, list(locations)]
@@ -376,7 +398,7 @@ class _Frequencies:
 
     def tokens(self) -> tuple[Token, ...]:
         return tuple(
-            Token(term, freq, tuple(TokenLocation(*loc) for loc in locations))
+            Token(term, freq, tuple(locations))
             for term, (freq, locations) in sorted(self.terms.items())
         )
 
@@ -414,9 +436,9 @@ def analyze_document(
             # In bleve, composing _all renames the field's own locations to the field's name.
             location_field = name if in_all else ""
             freqs = _Frequencies()
-            for token in tokens:
-                locations = [[location_field, token.position, token.start, token.end, array_positions]] if mapping.term_vectors else []
-                freqs.add(token.term, 1, locations)
+            for term, start, end, position in tokens:
+                locations = (TokenLocation(location_field, position, start, end, array_positions),) if mapping.term_vectors else ()
+                freqs.add(term, 1, locations)
             if in_all:
                 all_length += len(tokens)
                 for term, (freq, locations) in freqs.terms.items():

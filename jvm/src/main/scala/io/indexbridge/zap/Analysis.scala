@@ -3,7 +3,9 @@ package io.indexbridge.zap
 import java.nio.charset.StandardCharsets.UTF_8
 import java.time.Instant
 
+import scala.collection.immutable.ArraySeq
 import scala.collection.mutable
+import scala.reflect.ClassTag
 import scala.io.Source
 
 /** bleve v1.0.14's analyzers and document mapping: raw values to the writer's input ([[Document]]).
@@ -144,14 +146,16 @@ object Analyzer {
     best
   }
 
-  /** Code point spans (over `cps`) of the segments blevesearch/segment types as words. */
-  private def wordSpans(cps: Array[Int]): mutable.ArrayBuffer[(Int, Int)] = {
-    val classes = cps.map(classOf)
-    val spans = mutable.ArrayBuffer.empty[(Int, Int)]
+  /** Code point spans (over `cps`) of the segments blevesearch/segment types as words: start, end pairs. */
+  private def wordSpans(cps: Array[Int]): mutable.ArrayBuilder.ofInt = {
+    val classes = new Array[Int](cps.length)
+    var c = 0
+    while (c < cps.length) { classes(c) = classOf(cps(c)); c += 1 }
+    val spans = new mutable.ArrayBuilder.ofInt
     var i = 0
     while (i < classes.length) {
       val end = wordEnd(classes, i)
-      if (end > i) { spans += ((i, end)); i = end }
+      if (end > i) { spans += i; spans += end; i = end }
       else i += 1
     }
     spans
@@ -169,23 +173,45 @@ object Analyzer {
   }
 
   /** tokenizer/character with unicode.IsLetter; it stops at U+FFFD (Go's utf8.RuneError). */
-  private def letterSpans(cps: Array[Int]): mutable.ArrayBuffer[(Int, Int)] = {
-    val spans = mutable.ArrayBuffer.empty[(Int, Int)]
+  private def letterSpans(cps: Array[Int]): mutable.ArrayBuilder.ofInt = {
+    val spans = new mutable.ArrayBuilder.ofInt
     var start = -1
     var i = 0
     while (i < cps.length && cps(i) != 0xfffd) {
       if (isLetter(cps(i))) { if (start < 0) start = i }
-      else if (start >= 0) { spans += ((start, i)); start = -1 }
+      else if (start >= 0) { spans += start; spans += i; start = -1 }
       i += 1
     }
-    if (start >= 0) spans += ((start, i))
+    if (start >= 0) { spans += start; spans += i }
     spans
   }
 
-  private val lowerOf: Map[Int, Int] =
-    tableLines("to_lower.txt").map(r => Integer.parseInt(r(0), 16) -> Integer.parseInt(r(1), 16)).toMap
-
   private def utf8Len(cp: Int): Int = if (cp < 0x80) 1 else if (cp < 0x800) 2 else if (cp < 0x10000) 3 else 4
+
+  /** Go's unicode.ToLower: a table for the BMP, a map above it; `resized` marks runes whose lower case has another UTF-8 width. */
+  private val (bmpLower, suppLower, resized) = {
+    val bmp = Array.tabulate(0x10000)(identity)
+    val supp = mutable.HashMap.empty[Int, Int]
+    val resized = new java.util.BitSet
+    for (Array(r, l) <- tableLines("to_lower.txt")) {
+      val cp = Integer.parseInt(r, 16); val lower = Integer.parseInt(l, 16)
+      if (cp < 0x10000) bmp(cp) = lower else supp(cp) = lower
+      if (utf8Len(lower) != utf8Len(cp)) resized.set(cp)
+    }
+    (bmp, supp, resized)
+  }
+
+  private def lowerOf(cp: Int): Int = if (cp < 0x10000) bmpLower(cp) else suppLower.getOrElse(cp, cp)
+
+  private def putUtf8(out: Array[Byte], at: Int, cp: Int): Int =
+    if (cp < 0x80) { out(at) = cp.toByte; at + 1 }
+    else if (cp < 0x800) { out(at) = (0xc0 | cp >> 6).toByte; out(at + 1) = (0x80 | cp & 0x3f).toByte; at + 2 }
+    else if (cp < 0x10000) {
+      out(at) = (0xe0 | cp >> 12).toByte; out(at + 1) = (0x80 | cp >> 6 & 0x3f).toByte; out(at + 2) = (0x80 | cp & 0x3f).toByte; at + 3
+    } else {
+      out(at) = (0xf0 | cp >> 18).toByte; out(at + 1) = (0x80 | cp >> 12 & 0x3f).toByte
+      out(at + 2) = (0x80 | cp >> 6 & 0x3f).toByte; out(at + 3) = (0x80 | cp & 0x3f).toByte; at + 4
+    }
 
   /** bleve's to_lower filter (toLowerDeferredCopy), rune by rune with Go's unicode.ToLower.
     *
@@ -194,21 +220,34 @@ object Analyzer {
     * the term is cut short (possibly invalid UTF-8). A rune whose lower case is wider hands the
     * rest to bytes.ToLower; a last rune lowering to σ becomes ς.
     */
-  private def lower(cps: Array[Int], from: Int, until: Int): Array[Byte] = {
+  private def lower(cps: Array[Int], from: Int, until: Int, byteLength: Int): Array[Byte] = {
+    var k = from
+    while (k < until && !resized.get(cps(k))) k += 1
+    if (k == until) { // same widths: the in-place quirks cannot show
+      val out = new Array[Byte](byteLength)
+      var at = 0
+      k = from
+      while (k < until) {
+        val cp = cps(k)
+        at = putUtf8(out, at, if (cp == 'Σ' && k == until - 1) 'ς' else lowerOf(cp))
+        k += 1
+      }
+      return out
+    }
     val buf = new String(cps, from, until - from).getBytes(UTF_8)
     var i = 0
     var j = 0
-    var k = from
+    k = from
     while (k < until) {
       val cp = cps(k)
       val width = utf8Len(cp)
-      var l = lowerOf.getOrElse(cp, cp)
+      var l = lowerOf(cp)
       if (l == cp) { i += width; j += width }
       else {
         if (l == 'σ' && i + 2 == buf.length) l = 'ς'
         val enc = new String(Character.toChars(l)).getBytes(UTF_8)
         if (enc.length > width) {
-          val rest = new String(cps.slice(k, until).map(c => lowerOf.getOrElse(c, c)), 0, until - k).getBytes(UTF_8)
+          val rest = new String(cps.slice(k, until).map(lowerOf), 0, until - k).getBytes(UTF_8)
           return java.util.Arrays.copyOf(buf, j) ++ rest
         }
         System.arraycopy(enc, 0, buf, j, enc.length)
@@ -219,7 +258,12 @@ object Analyzer {
     if (j == buf.length) buf else java.util.Arrays.copyOf(buf, j)
   }
 
-  private val stopWords: Set[String] = tableLines("stop_en.txt").map(_(0)).toSet  // ASCII: a term equals one iff its bytes do
+  // ASCII: a term is one iff its bytes, read as ISO-8859-1, are
+  private val stopWords: Set[String] = tableLines("stop_en.txt").map(_(0)).toSet
+  private val longestStopWord = stopWords.map(_.length).max
+
+  private def isStopWord(term: Array[Byte]): Boolean =
+    term.length <= longestStopWord && stopWords.contains(new String(term, java.nio.charset.StandardCharsets.ISO_8859_1))
 
   /** Tokens of `text` as bleve's analyzer `analyzer` (keyword, simple, standard) emits them. */
   def analyze(text: String, analyzer: String): IndexedSeq[AnalyzedToken] = analyzer match {
@@ -228,16 +272,19 @@ object Analyzer {
       IndexedSeq(AnalyzedToken(value, 0, value.length, 1))
     case "simple" | "standard" =>
       val cps = text.codePoints.toArray
-      val spans = if (analyzer == "simple") letterSpans(cps) else wordSpans(cps)
+      val spans = (if (analyzer == "simple") letterSpans(cps) else wordSpans(cps)).result()
       val out = IndexedSeq.newBuilder[AnalyzedToken]
       var cp = 0
       var byte = 0
-      for (((start, end), k) <- spans.zipWithIndex) {
+      var k = 0
+      while (k < spans.length) {
+        val start = spans(k); val end = spans(k + 1)
         while (cp < start) { byte += utf8Len(cps(cp)); cp += 1 }
         val byteStart = byte
         while (cp < end) { byte += utf8Len(cps(cp)); cp += 1 }
-        val term = lower(cps, start, end)
-        if (analyzer == "simple" || !stopWords.contains(new String(term, UTF_8))) out += AnalyzedToken(term, byteStart, byte, k + 1)
+        val term = lower(cps, start, end, byte - byteStart)
+        if (analyzer == "simple" || !isStopWord(term)) out += AnalyzedToken(term, byteStart, byte, k / 2 + 1)
+        k += 2
       }
       out.result()
     case other => throw new IllegalArgumentException(s"unknown analyzer '$other'; expected one of ${Names.mkString(", ")}")
@@ -305,18 +352,31 @@ object Analysis {
       case _ => throw new IllegalArgumentException(s"field '${mapping.name}' of type ${mapping.fieldType} cannot hold $value")
     }
 
-  /** analysis.TokenFrequencies: term -> (freq, locations), in first-occurrence order. */
+  private val locationTag = ClassTag[Location](classOf[Location])
+
+  private final class Frequency(val term: Array[Byte]) {
+    var freq = 0
+    val locations = new mutable.ArrayBuffer[Location](1)
+  }
+
+  /** analysis.TokenFrequencies: term (bytes as an ISO-8859-1 string key) -> frequency. */
   private final class Frequencies {
-    val terms = mutable.LinkedHashMap.empty[String, (Array[Byte], Int, mutable.ArrayBuffer[Location])]
-    def add(term: Array[Byte], freq: Int, locations: Iterable[Location]): Unit = {
-      val key = new String(term, java.nio.charset.StandardCharsets.ISO_8859_1)
-      terms.get(key) match {
-        case Some((t, f, locs)) => locs ++= locations; terms(key) = (t, f + freq, locs)
-        case None => terms(key) = (term, freq, mutable.ArrayBuffer.from(locations))
-      }
+    val terms = new java.util.HashMap[String, Frequency]
+    def entry(key: String, term: Array[Byte]): Frequency = {
+      var e = terms.get(key)
+      if (e == null) { e = new Frequency(term); terms.put(key, e) }
+      e
     }
-    def tokens: IndexedSeq[Token] =
-      terms.toIndexedSeq.sortBy(_._1).map { case (_, (term, freq, locs)) => Token(term, freq, locs.toIndexedSeq) }
+    def entry(term: Array[Byte]): Frequency = entry(new String(term, java.nio.charset.StandardCharsets.ISO_8859_1), term)
+    /** Adds every term of `other` (freqs add, locations append). */
+    def addAll(other: Frequencies): Unit =
+      other.terms.forEach { (key, o) => val e = entry(key, o.term); e.freq += o.freq; e.locations ++= o.locations }
+    /** Tokens in byte order of their terms. */
+    def tokens: IndexedSeq[Token] = {
+      val entries = terms.values.toArray(new Array[Frequency](0))
+      java.util.Arrays.sort(entries, (a: Frequency, b: Frequency) => java.util.Arrays.compareUnsigned(a.term, b.term))
+      ArraySeq.unsafeWrapArray(entries.map(e => Token(e.term, e.freq, ArraySeq.unsafeWrapArray(e.locations.toArray(locationTag)))))
+    }
   }
 
   /** The writer input bleve's scorch builds for a document mapped field by field.
@@ -346,12 +406,13 @@ object Analysis {
           val locationField = if (inAll) name else "" // bleve's _all composition renames the field's own locations
           val freqs = new Frequencies
           for (t <- tokens) {
-            val locs = if (options.termVectors) Seq(Location(locationField, t.position, t.start, t.end, arrayPositions)) else Nil
-            freqs.add(t.term, 1, locs)
+            val e = freqs.entry(t.term)
+            e.freq += 1
+            if (options.termVectors) e.locations += Location(locationField, t.position, t.start, t.end, arrayPositions)
           }
           if (inAll) {
             allLength += tokens.length
-            for ((_, (term, freq, locs)) <- freqs.terms) all.add(term, freq, locs)
+            all.addAll(freqs)
           }
           fields += DocField(name, typeByte, stored, arrayPositions, options, tokens.length, freqs.tokens)
         }
