@@ -30,9 +30,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--workdir", default=None, help="where the demo table is written (default: a temporary directory)")
 
     p = commands.add_parser("bench", help="benchmarks printing ratios against baselines run in the same process")
-    p.add_argument("suite", choices=["dv"])
-    p.add_argument("--positions", type=int, default=20_000_000)
-    p.add_argument("--files", type=int, default=1000)
+    p.add_argument("suite", choices=["dv", "zap"])
+    p.add_argument("--positions", type=int, default=20_000_000, help="dv: deleted positions")
+    p.add_argument("--files", type=int, default=1000, help="dv: data files")
+    p.add_argument("--docs", type=int, default=2000, help="zap: documents in the generated corpus")
+    p.add_argument("--rounds", type=int, default=5, help="zap: timing rounds (best is reported)")
     return parser
 
 

@@ -11,6 +11,7 @@ built, written, read back and applied by Spark on an embedded local Spark.
 4. Write one HASH index file per bucket and check it holds every key hash of the bucket.
 5. Paimon file indexes per data file, and queries answered from only the files and rows they
    leave (`indexbridge.cli.demo_fileindex`).
+6. Index a generated text column into zap segments, merge them and query them (`demo_zap`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from indexbridge.cli.demo_fileindex import run_file_indexes
+from indexbridge.cli import demo_fileindex, demo_zap
 
 
 def _bytes_under(directory: Path) -> tuple[int, int]:
@@ -125,7 +126,8 @@ def run(args) -> int:
         f"({check('hash index', hashes_ok)}); {time.perf_counter() - t0:.1f} s"
     )
 
-    run_file_indexes(spark, data, table, work, n_rows // max(1, n_files), check)
+    demo_fileindex.run(spark, data, table, work, n_rows // max(1, n_files), check)
+    demo_zap.run(spark, data, work, check)
 
     failed = [label for label, ok in checks if not ok]
     print(f"done in {time.perf_counter() - started:.1f} s: {len(checks) - len(failed)} checks passed, {len(failed)} failed")

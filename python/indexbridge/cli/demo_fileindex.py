@@ -19,7 +19,7 @@ QUERIES = [
 ]
 
 
-def run_file_indexes(spark, data, table: Path, work: Path, rows_per_file: int, check: Callable[[str, bool], str]) -> None:
+def run(spark, data, table: Path, work: Path, rows_per_file: int, check: Callable[[str, bool], str]) -> None:
     """`data` has the table's columns plus `file` (relative to `table`) and `pos` (row index)."""
     from pyspark.sql import functions as F
 

@@ -251,3 +251,19 @@ def apply_pruning(data: DataFrame, pruned: DataFrame, *, file_col: str = "file",
     candidate rows (a JVM join and ``ib_row_set_contains``)."""
     jdf = _file_indexes_jvm(data.sparkSession).applyPruning(data._jdf, pruned._jdf, file_col, pos_col)
     return DataFrame(jdf, data.sparkSession)
+
+
+# -- zap segments (indexbridge.spark.zap) -----------------------------------------------------
+
+from indexbridge.spark.zap import (  # noqa: E402  (re-exported: one namespace for users)
+    build_zap_segments,
+    merge_zap_segments,
+    segment_paths,
+    zap_doc_mapping,
+    zap_documents,
+    zap_ids,
+    zap_postings,
+    zap_prefix_search,
+    zap_terms,
+    zap_term_search,
+)
