@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from indexbridge.zap.analysis import ID_FIELD_NAME, CompositeField, Document, Field, Token, TokenLocation, id_field
+from indexbridge.zap.analysis import CompositeField, Document, Field, Token, TokenLocation, id_field
 
 ANALYZERS = ("keyword", "simple", "standard")
 FIELD_TYPES = ("text", "number", "boolean", "datetime")
@@ -450,5 +450,5 @@ def analyze_document(
     return Document(tuple(fields), composites)
 
 
-__all__ = ["ANALYZERS", "FIELD_TYPES", "ID_FIELD_NAME", "AnalyzedToken", "FieldMapping", "analyze", "analyze_document",
+__all__ = ["ANALYZERS", "FIELD_TYPES", "AnalyzedToken", "FieldMapping", "analyze", "analyze_document",
            "float64_to_int64", "prefix_coded_int64"]
