@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,19 @@ def test_refused_inputs() -> None:
         analyze_document("x", {"m": "1"}, [FieldMapping("n")])
     with pytest.raises(ValueError, match="time zone"):
         analyze_document("x", {"d": dt.datetime(2020, 1, 1)}, [FieldMapping("d", "datetime")])
+
+
+def test_plain_word_regex_equals_the_word_dfa() -> None:
+    """The fast path for texts without Hebrew, Katakana, the three scripts or Extend/Format."""
+    from indexbridge.zap import analyzers
+
+    rng = random.Random(4)
+    for _ in range(3000):
+        classes = "".join(rng.choice("anulbqmdo") for _ in range(rng.randint(1, 14)))
+        spans, i = [], 0
+        while i < len(classes):
+            end = analyzers._word_end(classes, i)
+            if end > i:
+                spans.append((i, end))
+            i = max(end, i + 1)
+        assert [m.span() for m in analyzers._PLAIN_WORD.finditer(classes)] == spans, classes

@@ -28,8 +28,11 @@ rules. The tables beside this module are extracted from the Go sources (no libra
   unshifted, so the term is cut short and may not be valid UTF-8 (``İstanbul`` -> ``i\xb0stanbu``).
 * ``stop_en.txt``: bleve's English stop words.
 
-Inputs where this differs from Go: none known; integration/test_zap_go.py compares every token of
-a generated corpus with bleve's own analyzers. Invalid UTF-8 cannot occur (values are ``str``).
+Inputs where this differs from Go: none known. tests/data/zap_analyzer_cases.json (tokens bleve
+produced for tricky inputs) and integration/test_zap_go.py (whole segments from a generated
+corpus) hold it to bleve. Invalid UTF-8 cannot occur (values are ``str``). The lower-case and
+letter tables follow the Go that generated them (1.26, Unicode 15.0); a bleve built with a Go of
+another Unicode version differs on the characters whose case or category changed between them.
 
 Document mapping (``mapping/field.go``, ``document/field_*.go``, scorch's ``analyze``):
 :func:`analyze_document` turns ``{field: value}`` into a :class:`Document` as bleve's scorch
@@ -51,7 +54,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from indexbridge.zap.analysis import ID_FIELD_NAME, CompositeField, Document, Field, Token, TokenLocation, id_field
+from indexbridge.zap.analysis import CompositeField, Document, Field, Token, TokenLocation, id_field
 
 ANALYZERS = ("keyword", "simple", "standard")
 FIELD_TYPES = ("text", "number", "boolean", "datetime")
@@ -153,8 +156,8 @@ def _word_end(classes: str, i: int) -> int:
 
 
 # Without Hebrew, Katakana, the three scripts and Extend/Format, the DFA's words are this regex's
-# greedy matches (letters or digits joined by their mid punctuation, ExtendNumLet anywhere); a
-# fast path, checked against the DFA on random class strings when it was written.
+# greedy matches (letters or digits joined by their mid punctuation, ExtendNumLet anywhere): a
+# fast path, held to the DFA on random class strings by tests/test_zap_analyzers.py.
 _PLAIN_WORD = re.compile(r"(?:a+(?:[lbq]a+)*|n+(?:[mbq]n+)*|u)+")
 _NEEDS_DFA = re.compile(r"[hkABEGHIef]")
 
@@ -450,5 +453,5 @@ def analyze_document(
     return Document(tuple(fields), composites)
 
 
-__all__ = ["ANALYZERS", "FIELD_TYPES", "ID_FIELD_NAME", "AnalyzedToken", "FieldMapping", "analyze", "analyze_document",
+__all__ = ["ANALYZERS", "FIELD_TYPES", "AnalyzedToken", "FieldMapping", "analyze", "analyze_document",
            "float64_to_int64", "prefix_coded_int64"]

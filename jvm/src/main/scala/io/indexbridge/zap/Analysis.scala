@@ -27,7 +27,8 @@ import scala.io.Source
   * and `letters.txt` (Go's unicode.ToLower / unicode.IsLetter), `stop_en.txt`. The scanner takes
   * the longest match of its rules at each position; [[Analyzer.wordEnd]] is its word rules as a
   * DFA over word-break classes. Inputs where this differs from Go: none known
-  * (integration/test_zap_go.py compares every token of a generated corpus with bleve's).
+  * (tests/data/zap_analyzer_cases.json and integration/test_zap_go.py hold it to bleve; the
+  * lower-case and letter tables are those of Go 1.26, Unicode 15.0).
   *
   * [[Analysis.analyzeDocument]] maps `field -> value` pairs in document order as bleve's mapping
   * and scorch do: one field instance per array element, `_id` last, and the `_all` composite
