@@ -101,7 +101,7 @@ def test_hash_index_files_equal(codecs, tmp_path: Path, seed: int):
     assert (tmp_path / "scala.hash").read_bytes() == encode_hash_index(hashes, order="paimon")
 
 
-@pytest.mark.parametrize("seed", range(25))
+@pytest.mark.parametrize("seed", range(40))
 def test_zap_segments_equal(codecs, tmp_path: Path, seed: int):
     rng = random.Random(seed)
     size = {0: 0, 1: 1}.get(seed, rng.randrange(2, 80))
@@ -113,7 +113,7 @@ def test_zap_segments_equal(codecs, tmp_path: Path, seed: int):
         assert (tmp_path / "scala.zap").read_bytes() == build_segment(docs, chunk_factor), chunk_factor
 
 
-@pytest.mark.parametrize("seed", range(25))
+@pytest.mark.parametrize("seed", range(40))
 def test_zap_merges_equal(codecs, tmp_path: Path, seed: int):
     """Random drops; for seeds 2 mod 4 one input loses all its docs, for seeds 3 mod 4 every input
     does. Some inputs are themselves merge outputs (1-hit postings)."""
