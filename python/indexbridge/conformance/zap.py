@@ -72,6 +72,41 @@ def documents_from_json(items: list[dict]) -> list[Document]:
     return docs
 
 
+# bleve's options for `_all`; writers ignore a composite field's options (spec/zap.md §15)
+_COMPOSITE_OPTIONS = {"index": True, "store": False, "term_vectors": True, "doc_values": False}
+
+
+def _tokens_json(tokens: tuple[Token, ...] | None) -> list | None:
+    if tokens is None:
+        return None
+    return [
+        [bytes_json(t.term), t.freq, [[l.field, l.pos, l.start, l.end, list(l.array_positions)] for l in t.locations]]
+        for t in tokens
+    ]
+
+
+def documents_to_json(docs: list[Document]) -> list[dict]:
+    """Writer documents as a build case's ``input`` (the inverse of :func:`documents_from_json`)."""
+    return [
+        {
+            "id": bytes_json(d.fields[-1].value),
+            "fields": [
+                {
+                    "name": f.name, "type": f.type, "value": bytes_json(f.value), "array_positions": list(f.array_positions),
+                    "options": {"index": f.index, "store": f.store, "term_vectors": f.term_vectors, "doc_values": f.doc_values},
+                    "length": f.length, "tokens": _tokens_json(f.tokens),
+                }
+                for f in d.fields
+            ],
+            "composite_fields": [
+                {"name": c.name, "options": _COMPOSITE_OPTIONS, "length": c.length, "tokens": _tokens_json(c.tokens)}
+                for c in d.composite_fields
+            ],
+        }
+        for d in docs
+    ]
+
+
 def describe(segment: Segment) -> dict:
     """Everything a reader reports about ``segment``, in the shape of a vector's ``segment`` object."""
     f = segment.footer

@@ -2,6 +2,7 @@ package io.indexbridge.cli
 
 import com.fasterxml.jackson.databind.ObjectMapper
 import io.indexbridge.bench.ZapCorpus
+import io.indexbridge.conformance.ZapConformance
 import io.indexbridge.paimon.{DeletionFile, DeletionVector, HashIndex}
 import io.indexbridge.zap.{Merge, SegmentReader, SegmentWriter}
 import org.roaringbitmap.RoaringBitmap
@@ -67,13 +68,23 @@ object FileCodecs {
   def buildZapSegment(corpusPath: String, outPath: String): Unit =
     SegmentWriter.write(ZapCorpus.read(corpusPath).documents(), Paths.get(outPath))
 
+  /** Analysed documents (a JSON list in the shape of a zap build case's `input`,
+    * vectors/zap/README.md) → their zap segment at `chunkFactor`. */
+  def buildZapSegmentFromDocuments(documentsPath: String, chunkFactor: Int, outPath: String): Unit =
+    SegmentWriter.write(ZapConformance.documents(mapper.readTree(Paths.get(documentsPath).toFile)), Paths.get(outPath), chunkFactor)
+
+  /** [[mergeZapSegments]] at the default chunk factor. */
+  def mergeZapSegments(pathsJson: String, dropsJson: String, outPath: String): String =
+    mergeZapSegments(pathsJson, dropsJson, SegmentWriter.DefaultChunkFactor, outPath)
+
   /** Merges the segments at `pathsJson` (a JSON list) minus `dropsJson` (per input, a list of
-    * docNums) into `outPath`; returns the new docNum of every old one (-1 dropped) as JSON. */
-  def mergeZapSegments(pathsJson: String, dropsJson: String, outPath: String): String = {
+    * docNums) into `outPath` at `chunkFactor`; returns the new docNum of every old one (-1
+    * dropped) as JSON, an empty list per input when no document survives. */
+  def mergeZapSegments(pathsJson: String, dropsJson: String, chunkFactor: Int, outPath: String): String = {
     val readers = mapper.readTree(pathsJson).asScala.map(p => SegmentReader.open(Paths.get(p.asText))).toIndexedSeq
     val drops = mapper.readTree(dropsJson).asScala.map(d => RoaringBitmap.bitmapOf(d.asScala.map(_.asInt).toSeq: _*)).toIndexedSeq
     val out = mapper.createArrayNode()
-    Merge.mergeTo(readers, drops, Paths.get(outPath)).foreach { nums =>
+    Merge.mergeTo(readers, drops, Paths.get(outPath), chunkFactor).foreach { nums =>
       val row = out.addArray()
       nums.foreach(n => row.add(n))
     }
