@@ -571,12 +571,6 @@ def _exact_integral(value: object) -> int:
     raise _Inexact
 
 
-def _exact_fraction(value: object) -> Fraction:
-    if isinstance(value, float) and not math.isfinite(value):
-        raise _Inexact
-    return Fraction(value)
-
-
 def column_value(t: DataType, value: object) -> object:
     """The internal value (values.py table) a non-null SQL literal stands for in a column of type
     ``t``. Raises ``_Inexact`` when no value of the type equals it and ValueError when the two
