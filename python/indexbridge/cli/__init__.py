@@ -18,9 +18,13 @@ def _parser() -> argparse.ArgumentParser:
 
     p = commands.add_parser("inspect", help="summarise index files")
     p.add_argument("files", nargs="+")
-    p.add_argument("--format", choices=["dv", "dv-file", "hash", "zap"], default=None)
+    p.add_argument("--format", choices=["dv", "dv-file", "hash", "file-index", "bloom", "bitmap", "bsi", "zap"], default=None)
     p.add_argument("--json", action="store_true")
     p.add_argument("--engine", choices=["python", "jvm"], default="python")
+    p.add_argument("--type", action="append", default=[], metavar="[COLUMN=]TYPE",
+                   help="file indexes: a column's Paimon type (COLUMN=TYPE, repeatable); a raw payload's type (TYPE)")
+    p.add_argument("--query", default=None, metavar="CONDITION",
+                   help="file indexes: evaluate a Spark SQL condition (e.g. \"id = 5 AND name IN ('a', 'b')\")")
 
     p = commands.add_parser("demo", help="the main job: deletion vectors and hash indexes on an embedded local Spark")
     p.add_argument("--rows", type=int, default=200_000)
@@ -43,9 +47,10 @@ def main(argv: list[str] | None = None) -> int:
 
         return run(args.dir, args.engine, [f for f in args.only.split(",") if f], args.out)
     if args.command == "inspect":
-        from indexbridge.cli.inspect import run
+        from indexbridge.cli.inspect import InspectOptions, run
 
-        return run(args.files, args.format, args.json, args.engine)
+        types = dict(t.split("=", 1) if "=" in t else ("", t) for t in args.type)
+        return run(args.files, args.format, args.json, args.engine, InspectOptions(types, args.query))
     if args.command == "demo":
         from indexbridge.cli.demo import run
 

@@ -160,6 +160,7 @@ class BitmapIndex(IndexReader):
     _null_offset: int = 0
     _null_length: int = -1
     _has_null: bool = False
+    _key_count: int = 0  # reader: nonNullBitmapNumber of the meta
 
     index_type = "bitmap"
 
@@ -285,7 +286,7 @@ class BitmapIndex(IndexReader):
         min_entry = (codec.fixed.size if codec.fixed else 4) + 4
         if n < 0 or (version == VERSION_1 and n * min_entry > reader.remaining):
             raise reader.error(f"a nonNullBitmapNumber that fits the {reader.remaining} bytes left, found {n}", at)
-        index = cls(data_type, row_count, version, _reader=reader)
+        index = cls(data_type, row_count, version, _reader=reader, _key_count=n)
         index._has_null = reader.u8("hasNull") != 0
         if index._has_null:
             index._null_offset = reader.i32_be("nullOffset")
@@ -366,6 +367,11 @@ class BitmapIndex(IndexReader):
         if self.version == VERSION_1:
             return list(self._entries)
         return [key for i in range(len(self._directory)) for key in self._block(i)]
+
+    @property
+    def key_count(self) -> int:
+        """Distinct non-null keys (reader: as the meta says, without loading v2 blocks)."""
+        return len(self._order) if self._reader is None else self._key_count
 
     def key_of(self, value: object) -> object:
         """The key of a literal (internal value of the column type)."""

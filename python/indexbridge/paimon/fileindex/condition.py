@@ -182,13 +182,14 @@ _FLOAT32_MAX = Fraction(struct.unpack("<f", bytes.fromhex("ffff7f7f"))[0])
 def _float32(value: object) -> float:
     """``Float.parseFloat`` / ``(float)`` of an exact number: the nearest float32, ties to even
     (rounded once, from the exact value, not through a double)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return value
+    if isinstance(value, float) and (not math.isfinite(value) or value == 0):
+        return value  # NaN, the infinities and both zeros are floats as they are
     exact = Fraction(value)
     if abs(exact) > _FLOAT32_MAX + _FLOAT32_MAX / (1 << 25):  # beyond max + half an ulp
         return math.copysign(math.inf, exact)
     near = np.float32(min(max(float(exact), -float(_FLOAT32_MAX)), float(_FLOAT32_MAX)))
-    candidates = (near, np.nextafter(near, np.float32(-np.inf)), np.nextafter(near, np.float32(np.inf)))
+    with np.errstate(over="ignore"):
+        candidates = [c for c in (near, np.nextafter(near, np.float32(-np.inf)), np.nextafter(near, np.float32(np.inf))) if np.isfinite(c)]
     best = min(candidates, key=lambda c: (abs(Fraction(float(c)) - exact), int(c.view(np.uint32)) & 1))
     return float(best)
 
@@ -283,7 +284,10 @@ _FLOAT_WORDS = {"NAN": math.nan, "INFINITY": math.inf, "+INFINITY": math.inf, "-
 def _floating(text: str) -> float | Decimal:
     """A string cast to FLOAT/DOUBLE: NaN and the infinities by name, else the exact number."""
     word = text.strip().upper()
-    return _FLOAT_WORDS[word] if word in _FLOAT_WORDS else decimal_of(text)
+    if word in _FLOAT_WORDS:
+        return _FLOAT_WORDS[word]
+    d = decimal_of(text)
+    return -0.0 if d == 0 and d.is_signed() else d  # Float.parseFloat("-0.0") is negative zero
 
 
 _DECIMAL_TEXT = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,4})?\s*", re.ASCII)
@@ -625,7 +629,7 @@ def column_value(t: DataType, value: object) -> object:
     elif t.root == "TIME_WITHOUT_TIME_ZONE":
         if isinstance(value, tuple):
             millis, nanos = value
-            if nanos or millis % 10 ** (3 - min(t.precision, 3)):
+            if nanos:  # finer than the millisecond key
                 raise _Inexact
             return millis
     elif t.is_timestamp:
@@ -633,8 +637,8 @@ def column_value(t: DataType, value: object) -> object:
             return Timestamp((value.toordinal() - _EPOCH_ORDINAL) * 86_400_000)
         if isinstance(value, Timestamp):
             nanos_of_second = value.millisecond % 1000 * 1_000_000 + value.nano_of_millisecond
-            if nanos_of_second % 10 ** (9 - min(t.precision, 9)):
-                raise _Inexact
+            if nanos_of_second % (1_000_000 if t.precision <= 3 else 1_000 if t.precision <= 6 else 1):
+                raise _Inexact  # finer than the key (millis or micros)
             return value
     raise ValueError(f"a {t.root} column is not comparable with {json.dumps(literal_json(value))}")
 

@@ -439,6 +439,12 @@ object BitmapIndex {
     /** Every distinct non-null key of the index is read when its block is: for tests and tools. */
     def keyCountInMeta: Int = keyCount
 
+    /** The rows of every non-null key (loads every block and bitmap: validates the payload). */
+    def keyRows: Iterator[RoaringBitmap] = {
+      val entries = if (version == 1) v1Entries.valuesIterator else directory.indices.iterator.flatMap(i => block(i).iterator)
+      entries.map(e => bitmapAt(e.offset, e.length))
+    }
+
     private def complement(rows: RoaringBitmap): RoaringBitmap = {
       val all = new RoaringBitmap
       all.add(0L, rowCount.toLong)

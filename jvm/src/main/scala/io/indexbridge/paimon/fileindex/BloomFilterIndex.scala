@@ -127,6 +127,9 @@ object BloomFilterIndex {
 
     def mightContain(value: Any): Boolean = value == null || mightContainHash(hash(t, value))
 
+    /** How many of the `numBits` bits are set. */
+    def bitsSet: Long = (bitsAt until bitsAt + numBits / 8).foldLeft(0L)((n, i) => n + Integer.bitCount(bytes(i) & 0xff))
+
     def evaluate(op: Op, literals: Seq[Any]): FileIndexResult = op match {
       case Op.Equal | Op.In =>
         if (literals.exists(mightContain)) FileIndexResult.Remain else FileIndexResult.Skip

@@ -237,7 +237,11 @@ object Condition {
     else throw new IllegalArgumentException(s"'$text' is not a number")
 
   /** A string cast to FLOAT/DOUBLE: NaN and the infinities by name, else the exact number. */
-  private def floating(text: String): Any = FloatWords.getOrElse(text.trim.toUpperCase(java.util.Locale.ROOT), decimalOf(text))
+  private def floating(text: String): Any = FloatWords.getOrElse(
+    text.trim.toUpperCase(java.util.Locale.ROOT), {
+      val d = decimalOf(text)
+      if (d.signum == 0 && text.trim.startsWith("-")) -0.0 else d // Float.parseFloat("-0.0") is negative zero
+    })
 
   private val CastTypes = Map(
     "TINYINT" -> "TINYINT", "BYTE" -> "TINYINT", "SMALLINT" -> "SMALLINT", "SHORT" -> "SMALLINT", "INT" -> "INTEGER",
@@ -541,10 +545,10 @@ object Condition {
             Math.floorDiv(millis, 86400000L).toInt
           case _ => notComparable(t, v)
         }
-      case TimeType(precision) =>
+      case TimeType(_) =>
         v match {
           case TimeOfDay(millis, nanos) =>
-            if (nanos != 0 || millis % math.pow(10, 3 - math.min(precision, 3)).toInt != 0) throw Inexact
+            if (nanos != 0) throw Inexact // finer than the millisecond key
             millis
           case _ => notComparable(t, v)
         }
@@ -554,7 +558,7 @@ object Condition {
           case d: LocalDate => (d.toEpochDay * 86400000L, 0)
           case (millis: Long, nanos: Int) =>
             val nanosOfSecond = Math.floorMod(millis, 1000L) * 1000000L + nanos
-            if (nanosOfSecond % math.pow(10, 9 - math.min(precision, 9)).toLong != 0) throw Inexact
+            if (nanosOfSecond % (if (precision <= 3) 1000000L else if (precision <= 6) 1000L else 1L) != 0) throw Inexact // finer than the key
             (millis, nanos)
           case _ => notComparable(t, v)
         }
