@@ -25,6 +25,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="file indexes: a column's Paimon type (COLUMN=TYPE, repeatable); a raw payload's type (TYPE)")
     p.add_argument("--query", default=None, metavar="CONDITION",
                    help="file indexes: evaluate a Spark SQL condition (e.g. \"id = 5 AND name IN ('a', 'b')\")")
+    p.add_argument("--terms", action="store_true", help="zap: every term of every field with its document frequency")
+    p.add_argument("--prefix", default=None, help="zap: the terms starting with PREFIX (with their document frequencies)")
+    p.add_argument("--doc", type=int, default=None, metavar="N", help="zap: the stored fields of document N")
 
     p = commands.add_parser("demo", help="the main job: deletion vectors and hash indexes on an embedded local Spark")
     p.add_argument("--rows", type=int, default=200_000)
@@ -50,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         from indexbridge.cli.inspect import InspectOptions, run
 
         types = dict(t.split("=", 1) if "=" in t else ("", t) for t in args.type)
-        return run(args.files, args.format, args.json, args.engine, InspectOptions(types, args.query))
+        return run(args.files, args.format, args.json, args.engine, InspectOptions(types, args.query, args.terms, args.prefix, args.doc))
     if args.command == "demo":
         from indexbridge.cli.demo import run
 

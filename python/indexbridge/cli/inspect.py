@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from indexbridge.cli.zap_summary import zap_summary
 from indexbridge.cli.fileindex import CONTAINER_MAGIC, RAW_FORMATS, QueryError, describe_container, describe_raw
 from indexbridge.errors import IndexFormatError
 from indexbridge.paimon.fileindex.condition import parse
@@ -57,26 +58,6 @@ def _dv_summary(dv: DeletionVector) -> dict:
     }
 
 
-def _zap_summary(path: str) -> dict:
-    from indexbridge.zap.segment import Segment
-
-    with Segment.open(path) as segment:
-        f = segment.footer
-        return {
-            "file": path,
-            "format": "zap",
-            "file_size": len(segment.data),
-            "version": f.version,
-            "num_docs": f.num_docs,
-            "chunk_factor": f.chunk_factor,
-            "crc": f.crc,
-            "fields": [
-                {"id": i.id, "name": i.name, "terms": len(segment.dictionary(i.id)), "docvalues": i.docvalues is not None}
-                for i in segment.fields
-            ],
-        }
-
-
 @dataclass(frozen=True)
 class InspectOptions:
     """What to show beyond the summary: file indexes take ``types`` (column -> SQL type; the key
@@ -94,12 +75,11 @@ class InspectOptions:
 
 def describe(path: str, fmt: str | None, options: InspectOptions = InspectOptions()) -> dict:
     """The summary of one file as a JSON-able dict (the same fields the JVM engine reports)."""
+    if fmt != "zap":
+        data = Path(path).read_bytes()
+        fmt = fmt or detect(path, data[:9], data[-ZAP_FOOTER_SIZE:])
     if fmt == "zap":
-        return _zap_summary(path)
-    data = Path(path).read_bytes()
-    fmt = fmt or detect(path, data[:9], data[-ZAP_FOOTER_SIZE:])
-    if fmt == "zap":
-        return _zap_summary(path)
+        return zap_summary(path, options.terms, options.prefix, options.doc)
     if fmt == "file-index":
         return describe_container(path, data, options.types, options.query)
     if fmt in RAW_FORMATS:
@@ -150,7 +130,13 @@ def _text(summary: dict) -> str:
             continue
         if key == "fields":
             lines.append(f"  fields: {len(value)}")
-            lines += [f"    {f['id']} {f['name']}: {f['terms']} terms" + (", docvalues" if f["docvalues"] else "") for f in value]
+            for f in value:
+                lines.append(f"    {f['id']} {f['name']}: {f['terms']} terms" + (", docvalues" if f["docvalues"] else ""))
+                lines += [f"      {t['term'] if 'term' in t else '0x' + t['term_hex']}: {t['docs']} docs" for t in f.get("term_list", ())]
+        elif key == "doc":
+            lines.append(f"  doc {value['doc']}:")
+            lines += [f"    {v['field']} ({v['type']}{', ' + str(v['array_positions']) if v['array_positions'] else ''}): "
+                      + (v["value"] if "value" in v else "0x" + v["value_hex"]) for v in value["stored"]]  # fmt: skip
         elif key == "vectors":
             lines.append(f"  vectors: {len(value)}")
             lines += [f"    @{v['offset']}: " + _pairs(v, "offset") for v in value]

@@ -10,7 +10,8 @@ import java.nio.file.{Files, Paths}
 import scala.jdk.CollectionConverters._
 
 /** `indexbridge inspect --engine jvm`: the JSON summary of one file, the same fields as the
-  * Python engine's `indexbridge.cli.inspect.describe`. Errors are [[IndexFormatException]]s
+  * Python engine's `indexbridge.cli.inspect.describe` (file indexes: [[FileIndexInspect]], zap
+  * segments: [[ZapInspect]]). Errors are [[IndexFormatException]]s
   * naming the file and offset. */
 object Inspect {
   private val mapper = new ObjectMapper()
@@ -27,6 +28,7 @@ object Inspect {
     if (magicAt(data, 4)) "dv"
     else if (data.nonEmpty && data(0) == 1 && (data.length == 1 || magicAt(data, 5))) "dv-file"
     else if (data.length >= 8 && data.take(8).sameElements(FileIndexInspect.ContainerMagic)) "file-index"
+    else if (data.length >= 44 && data.slice(data.length - 8, data.length - 4).sameElements(Array[Byte](0, 0, 0, 11))) "zap"
     else
       throw new IndexFormatException(
         path, 0, "a Paimon deletion vector, deletion file or file index, or a zap segment " +
@@ -40,11 +42,13 @@ object Inspect {
   }
 
   /** The summary of one file; `options` is the JSON of Python's `InspectOptions` (`types`,
-    * `query` for file indexes). */
+    * `query` for file indexes; `terms`, `prefix`, `doc` for zap segments). */
   def describe(path: String, format: String, options: String): String = {
     val opts = mapper.readTree(options)
     val types = opts.path("types").properties.asScala.map(e => e.getKey -> e.getValue.asText).toMap
     val query = Option(opts.get("query")).filterNot(_.isNull).map(_.asText)
+    val prefix = Option(opts.get("prefix")).filterNot(_.isNull).map(_.asText)
+    val doc = Option(opts.get("doc")).filterNot(_.isNull).map(_.asInt)
     val data =
       try Files.readAllBytes(Paths.get(path))
       catch { case e: java.io.IOException => throw new java.io.IOException(s"$path: cannot read (${e.getClass.getSimpleName})") }
@@ -65,6 +69,7 @@ object Inspect {
         node.put("format", "hash").put("file_size", data.length).put("count", hashes.length)
           .put("distinct", hashes.distinct.length)
         if (hashes.isEmpty) node.putNull("min").putNull("max") else node.put("min", hashes.min).put("max", hashes.max)
+      case "zap" => ZapInspect.describe(node, path, opts.path("terms").asBoolean, prefix, doc)
       case "file-index" => FileIndexInspect.describeContainer(node, path, data, types, query)
       case raw if FileIndexInspect.RawFormats(raw) => FileIndexInspect.describeRaw(node, path, data, raw, types.get(""), query)
       case other => throw new IllegalArgumentException(s"unknown format $other")
