@@ -37,9 +37,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--workdir", default=None, help="where the demo table is written (default: a temporary directory)")
 
     p = commands.add_parser("bench", help="benchmarks printing ratios against baselines run in the same process")
-    p.add_argument("suite", choices=["dv"])
-    p.add_argument("--positions", type=int, default=20_000_000)
-    p.add_argument("--files", type=int, default=1000)
+    p.add_argument("suite", choices=["dv", "fileindex"])
+    p.add_argument("--positions", type=int, default=20_000_000, help="dv: deleted positions in all")
+    p.add_argument("--files", type=int, default=1000, help="dv: data files")
+    p.add_argument("--rows", type=int, default=1_000_000, help="fileindex: rows per data file")
+    p.add_argument("--queries", type=int, default=200, help="fileindex: equality queries per index")
+    p.add_argument("--rounds", type=int, default=3, help="fileindex: timed rounds (the best counts)")
     return parser
 
 
@@ -59,6 +62,10 @@ def main(argv: list[str] | None = None) -> int:
 
         return run(args)
     if args.command == "bench":
+        if args.suite == "fileindex":
+            from indexbridge.cli.bench_fileindex import run as run_fileindex
+
+            return run_fileindex(args)
         from indexbridge.cli.bench import run
 
         return run(args)

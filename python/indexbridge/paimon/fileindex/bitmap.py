@@ -323,25 +323,49 @@ class BitmapIndex(IndexReader):
         self._first_keys = [sortable_key(self.data_type, key) for key, _ in directory]
         self._entry_size = min_entry + 4
 
+    def _block_reader(self, i: int) -> tuple[ByteReader, int]:
+        """A reader at the entries of v2 index block ``i`` and their count."""
+        start = self._blocks_start + self._directory[i]
+        reader = ByteReader(self._reader.data, self._reader.source, start, self._body_start)
+        at = reader.pos
+        count = reader.i32_be("index block entryCount")
+        if count < 0 or count * self._entry_size > reader.remaining:
+            raise reader.error(f"an entryCount that fits the {reader.remaining} bytes left, found {count}", at)
+        return reader, count
+
     def _block(self, i: int) -> dict:
         """Entries of v2 index block ``i``: key -> (offset, length)."""
         block = self._blocks.get(i)
         if block is None:
-            start = self._blocks_start + self._directory[i]
-            reader = ByteReader(self._reader.data, self._reader.source, start, self._body_start)
-            at = reader.pos
-            count = reader.i32_be("index block entryCount")
-            if count < 0 or count * self._entry_size > reader.remaining:
-                raise reader.error(f"an entryCount that fits the {reader.remaining} bytes left, found {count}", at)
+            reader, count = self._block_reader(i)
             entries = _KeyCodec(self.data_type).read_entries(reader, count, 2, "index block entries")
             block = self._blocks[i] = {key: (offset, length) for key, offset, length in entries}
         return block
+
+    def _find_fixed(self, i: int, key: int) -> tuple[int, int] | None:
+        """The entry of a fixed-width key in v2 block ``i``, by bisection in place: a lookup
+        does not parse the whole block."""
+        reader, count = self._block_reader(i)
+        boolean = self.data_type.root == "BOOLEAN"
+        entry = struct.Struct(">" + ("B" if boolean else fixed_key_struct(self.data_type).format.lstrip(">")) + "ii")
+        target = sortable_key(self.data_type, key)
+        lo, hi = 0, count - 1
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            k, offset, length = entry.unpack_from(reader.data, reader.pos + mid * entry.size)
+            found = sortable_key(self.data_type, int(k != 0) if boolean else k)
+            if found == target:
+                return offset, length
+            lo, hi = (mid + 1, hi) if found < target else (lo, mid - 1)
+        return None
 
     def _entry(self, key: object) -> tuple[int, int] | None:
         if self.version == VERSION_1:
             return self._entries.get(key)
         i = bisect.bisect_right(self._first_keys, sortable_key(self.data_type, key)) - 1
-        return None if i < 0 else self._block(i).get(key)
+        if i < 0:
+            return None
+        return self._block(i).get(key) if self.data_type.is_string else self._find_fixed(i, key)
 
     def _load(self, offset: int, length: int, what: str) -> BitMap:
         reader = self._reader

@@ -47,6 +47,14 @@ object BloomFilterIndex {
   def hash(t: KeyType, value: Any): Long =
     if (IndexValue.isBytes(t)) FastHash.xxh64(IndexValue.toBytes(t, value)) else FastHash.wang64(IndexValue.toLong(t, value))
 
+  /** [[hash]] for one type, with the common boxed values of INT and BIGINT taken directly (the
+    * writer's per-row path, as Paimon picks its hash function once per writer). */
+  private def hasher(t: KeyType): Any => Long = t match {
+    case IntType    => { case i: Int => FastHash.wang64(i.toLong); case v => hash(t, v) }
+    case BigIntType => { case l: Long => FastHash.wang64(l); case v => hash(t, v) }
+    case _          => v => hash(t, v)
+  }
+
   /** Options `items` / `fpp` of Paimon's option map (`file-index.bloom-filter.<column>.*`). */
   def writer(t: KeyType, options: Map[String, String] = Map.empty): Writer = {
     val items = options.get("items").map(_.trim.toInt).getOrElse(DefaultItems)
@@ -66,7 +74,9 @@ object BloomFilterIndex {
     private val (numBits, numHashes) = sizing(items, fpp)
     private val bits = new Array[Byte](numBits / 8)
 
-    def write(value: Any): Unit = if (value != null) addHash(hash(t, value))
+    private val hashOf = hasher(t)
+
+    def write(value: Any): Unit = if (value != null) addHash(hashOf(value))
 
     /** Adds a value by its FastHash. */
     def addHash(h: Long): Unit = {
