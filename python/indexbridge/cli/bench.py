@@ -21,7 +21,7 @@ import numpy as np
 PAIMON_BUNDLE = Path.home() / ".m2/repository/org/apache/paimon/paimon-bundle/1.4.2/paimon-bundle-1.4.2.jar"
 
 
-def _best(fn: Callable[[], object], rounds: int = 3) -> float:
+def best_time(fn: Callable[[], object], rounds: int = 3) -> float:
     best = float("inf")
     for _ in range(rounds):
         t0 = time.perf_counter()
@@ -66,10 +66,10 @@ def bench_python(files: int, per_file: int) -> None:
         return [DeletionVector.from_positions(s).serialize() for s in sets]
 
     raw_bytes, our_bytes = raw_serialize(), ours_serialize()
-    _line("python: build+serialize DeletionVector", _best(ours_serialize), "raw pyroaring", _best(raw_serialize), "target <= 1.25")
-    raw = _best(lambda: [BitMap.deserialize(b) for b in raw_bytes])
+    _line("python: build+serialize DeletionVector", best_time(ours_serialize), "raw pyroaring", best_time(raw_serialize), "target <= 1.25")
+    raw = best_time(lambda: [BitMap.deserialize(b) for b in raw_bytes])
     for label, verify_crc in (("python: deserialize DeletionVector, CRC checked", True), ("python: deserialize DeletionVector, no CRC", False)):
-        ours = _best(lambda: [DeletionVector.deserialize(b, verify_crc=verify_crc) for b in our_bytes])
+        ours = best_time(lambda: [DeletionVector.deserialize(b, verify_crc=verify_crc) for b in our_bytes])
         _line(label, ours, "raw pyroaring", raw, "target <= 1.25")
 
 
@@ -99,9 +99,9 @@ def bench_spark(positions: int, files: int) -> None:
     def run(df) -> Callable[[], None]:
         return lambda: df.write.format("noop").mode("overwrite").save()
 
-    count = _best(run(rows.groupBy("file").count()), 2)
-    ours = _best(run(rows.groupBy("file").agg(ibf.dv_agg("pos").alias("dv"))), 2)
-    builtin = _best(
+    count = best_time(run(rows.groupBy("file").count()), 2)
+    ours = best_time(run(rows.groupBy("file").agg(ibf.dv_agg("pos").alias("dv"))), 2)
+    builtin = best_time(
         run(
             rows.groupBy("file", F.bitmap_bucket_number("pos").alias("b")).agg(
                 F.bitmap_construct_agg(F.bitmap_bit_position("pos")).alias("bm")

@@ -16,27 +16,14 @@ from __future__ import annotations
 
 import json
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
+from indexbridge.cli.bench import PAIMON_BUNDLE, best_time
 from indexbridge.paimon.fileindex.container import INDEX_TYPES, build_index
 from indexbridge.paimon.fileindex.values import DataType
-
-PAIMON_BUNDLE = Path.home() / ".m2/repository/org/apache/paimon/paimon-bundle/1.4.2/paimon-bundle-1.4.2.jar"
-
-
-def _best(fn: Callable[[], object], rounds: int) -> float:
-    best = float("inf")
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
 
 def columns(rows: int, seed: int = 42) -> list[dict]:
     """The benchmark columns: name, SQL type, index types with their options, values (Arrow)."""
@@ -107,7 +94,7 @@ def run(args) -> int:
                     nonlocal payload
                     payload = build_index(index_type, t, c["values"], options)
 
-                build_py = _best(build, args.rounds)
+                build_py = best_time(build, args.rounds)
                 paimon_bytes = (out / f"{c['name']}.{index_type}.paimon").read_bytes()
 
                 def query() -> None:
@@ -115,7 +102,7 @@ def run(args) -> int:
                     for v in literals:
                         reader.query("equal", [v]).remain
 
-                query_py = _best(query, args.rounds)
+                query_py = best_time(query, args.rounds)
                 r = jvm_rows[(c["name"], index_type)]
                 same = ("scala=" + ("same" if r["bytes_equal"] else "DIFFERENT")) + " python=" + ("same" if payload == paimon_bytes else "DIFFERENT")
                 for what, ours_s, paimon_s, py_s in (("build", r["build_ours_s"], r["build_paimon_s"], build_py),
