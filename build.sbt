@@ -14,6 +14,15 @@ lazy val root = (project in file("."))
     Compile / resourceDirectory := baseDirectory.value / "jvm" / "src" / "main" / "resources",
     Test / scalaSource := baseDirectory.value / "jvm" / "src" / "test" / "scala",
     Test / resourceDirectory := baseDirectory.value / "jvm" / "src" / "test" / "resources",
+    // The analyzers' tables live once, beside the Python module that reads them too.
+    Compile / resourceGenerators += Def.task {
+      val src = baseDirectory.value / "python" / "indexbridge" / "zap"
+      val out = (Compile / resourceManaged).value / "io" / "indexbridge" / "zap"
+      Seq("word_break_u8.txt", "letters.txt", "to_lower.txt", "stop_en.txt").map { name =>
+        IO.copyFile(src / name, out / name)
+        out / name
+      }
+    }.taskValue,
     scalacOptions ++= Seq("-deprecation", "-feature", "-release", "17"),
     libraryDependencies ++= Seq(
       "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,

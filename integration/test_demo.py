@@ -16,3 +16,4 @@ def test_demo_job_passes_its_checks(tmp_path: Path):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert ", 0 failed" in result.stdout
     assert "DV 32-bit" in result.stdout and "DV 64-bit" in result.stdout and "HASH index" in result.stdout
+    assert "zap queries" in result.stdout

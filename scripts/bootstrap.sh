@@ -29,3 +29,11 @@ fi
 bin/sbt package
 mkdir -p python/indexbridge/jars
 cp target/scala-2.13/indexbridge_2.13-0.1.0.jar python/indexbridge/jars/indexbridge.jar
+
+# The Go reference of the zap integration test and `indexbridge bench zap` (integration/zapgo:
+# bleve v1.0.14 + zap v11.0.14 from the Go module proxy); the test builds it too if this is skipped.
+go_bin="$(command -v go || echo /usr/local/go/bin/go)"
+if [ -x "$go_bin" ]; then
+  mkdir -p target/zapgo
+  (cd integration/zapgo && GOFLAGS=-mod=mod CGO_ENABLED=0 "$go_bin" build -o "$root/target/zapgo/zapgo" .)
+fi

@@ -183,16 +183,22 @@ def test_mutated_inputs(vectors_dir: Path, paimon_table_case: dict, cpu_deadline
         assert rejected > 0 or case["format"] == "hash", name
 
         # inflated lengths and counts, with the CRC check off so they reach the parsers
-        budget = (1 << 20) + 64 * len(original)
-        tracemalloc.start()
-        try:
-            for mutated in _extreme_values(original, fields):
-                tracemalloc.reset_peak()
-                _decode(decoders[-1], mutated)
-                peak = tracemalloc.get_traced_memory()[1]
-                assert peak < budget, f"{name}: decoding a {len(mutated)}-byte input allocated {peak} bytes"
-        finally:
-            tracemalloc.stop()
+        _assert_bounded_allocation(name, original, fields, decoders[-1])
+
+
+def _assert_bounded_allocation(name: str, original: bytes, fields: list[Field], decode: Callable[[bytes], object]) -> None:
+    """Decoding ``original`` with each field set to extreme values allocates at most 64 bytes
+    per input byte (+ 1 MiB)."""
+    budget = (1 << 20) + 64 * len(original)
+    tracemalloc.start()
+    try:
+        for mutated in _extreme_values(original, fields):
+            tracemalloc.reset_peak()
+            _decode(decode, mutated)
+            peak = tracemalloc.get_traced_memory()[1]
+            assert peak < budget, f"{name}: decoding a {len(mutated)}-byte input allocated {peak} bytes"
+    finally:
+        tracemalloc.stop()
 
 
 def test_huge_counts_are_rejected_before_allocating():

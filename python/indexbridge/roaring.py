@@ -53,12 +53,17 @@ def serialize32(bm: BitMap) -> bytes:
     return bm.serialize()
 
 
-def bitmap_of(values: np.ndarray) -> BitMap:
-    """A bitmap of the (uint32-range) integers in ``values``, through pyroaring's fast
-    ``array('I')`` bulk path (several times faster than passing the ndarray)."""
+def uint32_array(values: np.ndarray) -> array.array:
+    """The low 32 bits of ``values`` as ``array('I')``, pyroaring's fast bulk path (several
+    times faster than passing the ndarray to ``BitMap`` or ``update``)."""
     out = array.array("I")
     out.frombytes(np.ascontiguousarray(values, dtype=np.uint32).tobytes())
-    return BitMap(out)
+    return out
+
+
+def bitmap_of(values: np.ndarray) -> BitMap:
+    """A bitmap of the (uint32-range) integers in ``values``."""
+    return BitMap(uint32_array(values))
 
 
 _POPCOUNT8 = np.array([bin(i).count("1") for i in range(256)], np.int64)

@@ -37,12 +37,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--workdir", default=None, help="where the demo table is written (default: a temporary directory)")
 
     p = commands.add_parser("bench", help="benchmarks printing ratios against baselines run in the same process")
-    p.add_argument("suite", choices=["dv", "fileindex"])
-    p.add_argument("--positions", type=int, default=20_000_000, help="dv: deleted positions in all")
+    p.add_argument("suite", choices=["dv", "zap", "fileindex"])
+    p.add_argument("--positions", type=int, default=20_000_000, help="dv: deleted positions")
     p.add_argument("--files", type=int, default=1000, help="dv: data files")
+    p.add_argument("--docs", type=int, default=2000, help="zap: documents in the generated corpus")
     p.add_argument("--rows", type=int, default=1_000_000, help="fileindex: rows per data file")
     p.add_argument("--queries", type=int, default=200, help="fileindex: equality queries per index")
-    p.add_argument("--rounds", type=int, default=3, help="fileindex: timed rounds (the best counts)")
+    p.add_argument("--rounds", type=int, default=None, help="timing rounds, the best is reported (zap: 5, fileindex: 3)")
     return parser
 
 
@@ -62,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return run(args)
     if args.command == "bench":
+        if args.rounds is None:
+            args.rounds = 3 if args.suite == "fileindex" else 5
         if args.suite == "fileindex":
             from indexbridge.cli.bench_fileindex import run as run_fileindex
 

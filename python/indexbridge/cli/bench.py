@@ -1,16 +1,27 @@
-"""`indexbridge bench dv`: deletion-vector speed, as ratios against baselines measured in the
-same run (DESIGN rule 7). Timings are the best of a few rounds; no number here is asserted.
+"""`indexbridge bench dv | zap`: speed as ratios against baselines measured in the same run
+(DESIGN rule 7). Timings are the best of a few rounds; no number here is asserted.
+
+`dv`, deletion vectors:
 
 * Spark: `ib_dv_agg` (JVM aggregate) against `groupBy(file).count()` and against Spark's
   `bitmap_construct_agg` over the same positions.
 * Scala codec against raw RoaringBitmap and against Paimon's own `BitmapDeletionVector`
   (inside the JVM, through `io.indexbridge.bench.DvBench`).
 * Python codec against raw pyroaring.
+
+`zap`, bleve segments, against the Go module (integration/zapgo: bleve v1.0.14 + zap v11.0.14,
+built with the local Go toolchain) on one generated raw-document corpus
+(indexbridge.zap.corpus): segment build from analysed documents and from raw documents
+(analysis included), in documents and bytes of raw text per second; looking up every term of
+every field; iterating every postings list with freqs, norms and locations. Scala runs in the
+JVM (`io.indexbridge.bench.ZapBench`), Python in this process, Go in its own.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -115,7 +126,61 @@ def bench_spark(positions: int, files: int) -> None:
     rows.unpersist()
 
 
+def _zap_python(corpus, rounds: int) -> dict[str, float]:
+    from indexbridge.zap import Segment, build_segment
+
+    analyze_build = best_time(lambda: build_segment(corpus.documents()), rounds)
+    docs = corpus.documents()
+    build = best_time(lambda: build_segment(docs), rounds)
+    seg = Segment(build_segment(docs))
+    terms = [(seg.dictionary(name), term) for name in seg.field_names for term in seg.dictionary(name).terms()]
+
+    def lookup() -> None:
+        for dictionary, term in terms:
+            if dictionary.fst.get(term) is None:
+                raise AssertionError(term)
+
+    def iterate() -> int:
+        return sum(1 + len(hit.locations or ()) for dictionary, term in terms for hit in dictionary.postings(term))
+
+    return {"docs": len(docs), "terms": len(terms), "postings": iterate(), "analyze_build_s": analyze_build,
+            "build_s": build, "lookup_s": best_time(lookup, rounds), "iterate_s": best_time(iterate, rounds)}
+
+
+def bench_zap(docs: int, rounds: int) -> None:
+    from indexbridge.jvm import jvm
+    from indexbridge.zap.corpus import generate, zapgo
+
+    corpus = generate(docs, seed=11)
+    raw_bytes = sum(len(str(v).encode()) for _, fields in corpus.docs for _, v in fields)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = corpus.write(Path(tmp) / "corpus.json")
+        binary = zapgo()
+        go = json.loads(subprocess.run([str(binary), "bench", str(path), str(rounds)], check=True, capture_output=True, text=True).stdout)
+        scala = json.loads(jvm().io.indexbridge.bench.ZapBench.run(str(path), rounds))
+    python = _zap_python(corpus, rounds)
+    for name, r in (("scala", scala), ("python", python)):
+        if (r["terms"], r["postings"]) != (go["terms"], go["postings"]):
+            raise AssertionError(f"{name} saw {r['terms']} terms / {r['postings']} postings, Go {go['terms']} / {go['postings']}")
+    print(f"corpus: {docs} documents, {raw_bytes / 1e6:.1f} MB of raw values, {go['terms']} terms, {go['postings']} postings+locations")
+    for name, r in (("go", go), ("scala", scala), ("python", python)):
+        print(f"{name:<7} build {docs / r['build_s']:9.0f} docs/s {raw_bytes / r['build_s'] / 1e6:6.1f} MB/s   "
+              f"analyze+build {docs / r['analyze_build_s']:9.0f} docs/s {raw_bytes / r['analyze_build_s'] / 1e6:6.1f} MB/s   "
+              f"lookup {go['terms'] / r['lookup_s'] / 1e6:6.2f} M terms/s   iterate {go['postings'] / r['iterate_s'] / 1e6:6.2f} M/s")
+    targets = {"scala": ("target <= 1.00", "informational"), "python": ("target <= 3.00", "informational")}
+    for name, r in (("scala", scala), ("python", python)):
+        build_target, other = targets[name]
+        _line(f"{name}: segment build (analysed docs)", r["build_s"], "go zap", go["build_s"], build_target)
+        _line(f"{name}: analysis + segment build", r["analyze_build_s"], "go bleve + zap", go["analyze_build_s"], build_target)
+        _line(f"{name}: term lookup (every term)", r["lookup_s"], "go zap", go["lookup_s"], other)
+        _line(f"{name}: postings iteration (with locations)", r["iterate_s"], "go zap", go["iterate_s"], other)
+
+
 def run(args) -> int:
+    if args.suite == "zap":
+        print(f"indexbridge bench zap: {args.docs} documents, best of {args.rounds} rounds")
+        bench_zap(args.docs, args.rounds)
+        return 0
     per_file = max(1, args.positions // args.files)
     print(f"indexbridge bench dv: {args.positions} positions, {args.files} files")
     bench_spark(args.positions, args.files)

@@ -9,6 +9,7 @@ built, written, read back and applied by Spark on an embedded local Spark.
    ranges, and apply them to the data (Arrow kernel); each result is checked against plain
    Spark (the deleted set, and an anti-join).
 4. Write one HASH index file per bucket and check it holds every key hash of the bucket.
+5. Index a generated text column into zap segments, merge them and query them (`demo_zap`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from __future__ import annotations
 import tempfile
 import time
 from pathlib import Path
+
+from indexbridge.cli import demo_zap
 
 
 def _bytes_under(directory: Path) -> tuple[int, int]:
@@ -120,6 +123,8 @@ def run(args) -> int:
         f"HASH index: {len(written)} files, {n_bytes} bytes, {sum(r['row_count'] for r in written)} key hashes "
         f"({check('hash index', hashes_ok)}); {time.perf_counter() - t0:.1f} s"
     )
+
+    demo_zap.run(spark, data, work, check)
 
     failed = [label for label, ok in checks if not ok]
     print(f"done in {time.perf_counter() - started:.1f} s: {len(checks) - len(failed)} checks passed, {len(failed)} failed")

@@ -132,3 +132,19 @@ def _spark_schema(schema) -> str:
     from pyspark.sql.pandas.types import from_arrow_schema
 
     return from_arrow_schema(schema)
+
+
+# -- zap segments (indexbridge.spark.zap) -----------------------------------------------------
+
+from indexbridge.spark.zap import (  # noqa: E402  (re-exported: one namespace for users)
+    build_zap_segments,
+    merge_zap_segments,
+    segment_paths,
+    zap_doc_mapping,
+    zap_documents,
+    zap_ids,
+    zap_postings,
+    zap_prefix_search,
+    zap_terms,
+    zap_term_search,
+)

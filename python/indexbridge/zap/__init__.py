@@ -1,7 +1,9 @@
 """bleve zap v11 segments, bit-exact with github.com/blevesearch/zap/v11 v11.0.14 (spec/zap.md).
 
 One module per structure: ``fst`` (vellum), ``snappy`` (Go's encoder), ``stored``, ``postings``,
-``docvalues``, ``segment`` (writer and reader), ``merge``; ``analysis`` is the writer's input.
+``docvalues``, ``segment`` (writer and reader), ``merge``; ``analysis`` is the writer's input,
+``analyzers`` makes it from raw values as bleve's analyzers and mapping do, ``corpus`` generates
+raw documents for the comparison with Go and the benchmark.
 
 ::
 

@@ -1,7 +1,10 @@
 package io.indexbridge.cli
 
 import com.fasterxml.jackson.databind.ObjectMapper
+import io.indexbridge.bench.ZapCorpus
 import io.indexbridge.paimon.{DeletionFile, DeletionVector, HashIndex}
+import io.indexbridge.zap.{Merge, SegmentReader, SegmentWriter}
+import org.roaringbitmap.RoaringBitmap
 
 import java.nio.{ByteBuffer, ByteOrder}
 import java.nio.file.{Files, Path, Paths}
@@ -58,5 +61,22 @@ object FileCodecs {
   def encodeHashIndex(addOrderPath: String, outPath: String): Unit = {
     val path: Path = Paths.get(addOrderPath)
     Files.write(Paths.get(outPath), HashIndex.encodePaimon(HashIndex.decode(Files.readAllBytes(path), addOrderPath)))
+  }
+
+  /** Raw-document corpus (python/indexbridge/zap/corpus.py's JSON) → the zap segment of its analysed documents. */
+  def buildZapSegment(corpusPath: String, outPath: String): Unit =
+    SegmentWriter.write(ZapCorpus.read(corpusPath).documents(), Paths.get(outPath))
+
+  /** Merges the segments at `pathsJson` (a JSON list) minus `dropsJson` (per input, a list of
+    * docNums) into `outPath`; returns the new docNum of every old one (-1 dropped) as JSON. */
+  def mergeZapSegments(pathsJson: String, dropsJson: String, outPath: String): String = {
+    val readers = mapper.readTree(pathsJson).asScala.map(p => SegmentReader.open(Paths.get(p.asText))).toIndexedSeq
+    val drops = mapper.readTree(dropsJson).asScala.map(d => RoaringBitmap.bitmapOf(d.asScala.map(_.asInt).toSeq: _*)).toIndexedSeq
+    val out = mapper.createArrayNode()
+    Merge.mergeTo(readers, drops, Paths.get(outPath)).foreach { nums =>
+      val row = out.addArray()
+      nums.foreach(n => row.add(n))
+    }
+    mapper.writeValueAsString(out)
   }
 }

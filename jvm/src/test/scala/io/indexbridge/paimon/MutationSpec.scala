@@ -11,33 +11,12 @@ import io.indexbridge.IndexFormatException
 import org.apache.paimon.deletionvectors.{DeletionVector => PaimonDeletionVector}
 import org.scalatest.funsuite.AnyFunSuite
 
-/** Every field of every dv32 / dv64 / hash vector binary, mutated: a decoder may succeed (and
-  * then report a consistent DV, the one Paimon reads) or throw IndexFormatException — nothing
-  * else, and never allocate more than the input justifies. */
+/** Every field of every dv32 / dv64 / hash vector binary (of a long header: the first 16, the
+  * last and a seeded sample of the rest, see [[MutationSpec.mutations]]), mutated: a decoder may
+  * succeed (and then report a consistent DV, the one Paimon reads) or throw IndexFormatException
+  * — nothing else, and never allocate more than the input justifies. */
 class MutationSpec extends AnyFunSuite {
   import MutationSpec._
-
-  private val threads = ManagementFactory.getThreadMXBean.asInstanceOf[com.sun.management.ThreadMXBean]
-  private def allocated(): Long = threads.getThreadAllocatedBytes(Thread.currentThread.getId)
-
-  /** Runs `decode`; returns its result, None for IndexFormatException; fails on anything else
-    * or on an allocation beyond 64 bytes per input byte (+ 1 MiB of slack). */
-  private def attempt[T](what: String, input: Array[Byte])(decode: => T): Option[T] = {
-    val before = allocated()
-    val result =
-      try Right(Some(decode))
-      catch {
-        case _: IndexFormatException => Right(None)
-        case e: Throwable            => Left(e)
-      }
-    val used = allocated() - before
-    result match {
-      case Left(e) => fail(s"$what: ${e.getClass.getName}: ${e.getMessage}", e)
-      case Right(r) =>
-        assert(used <= 64L * input.length + (1L << 20), s"$what: allocated $used bytes for ${input.length} input bytes")
-        r
-    }
-  }
 
   /** A decoded DV must be consistent, and equal to what Paimon reads from the same frame. */
   private def consistent(what: String, dv: DeletionVector, frame: Option[Array[Byte]]): Unit = {
@@ -76,44 +55,24 @@ class MutationSpec extends AnyFunSuite {
         entry.path("format").asText match {
           case "hash" =>
             decodes += 1
-            val hashes = attempt(what, bytes)(HashIndex.decode(bytes, "m"))
+            val hashes = guarded(what, bytes)(HashIndex.decode(bytes, "m"))
             assert(hashes.exists(_.length == bytes.length / 4), what)
           case _ =>
             for (verifyCrc <- Seq(true, false)) {
               decodes += 2
               if (isDeletionFile) {
-                attempt(s"$what (read, crc=$verifyCrc)", bytes)(DeletionFile.read(bytes, rs, "m", verifyCrc))
+                guarded(s"$what (read, crc=$verifyCrc)", bytes)(DeletionFile.read(bytes, rs, "m", verifyCrc))
                   .foreach(_.foreach { case (name, dv) => consistent(s"$what: $name", dv, None) })
-                attempt(s"$what (scan, crc=$verifyCrc)", bytes)(DeletionFile.scan(bytes, "m", verifyCrc))
+                guarded(s"$what (scan, crc=$verifyCrc)", bytes)(DeletionFile.scan(bytes, "m", verifyCrc))
                   .foreach(_.foreach { case (at, dv) => consistent(s"$what: frame at $at", dv, None) })
               } else
-                attempt(s"$what (crc=$verifyCrc)", bytes)(DeletionVector.deserialize(bytes, "m", 0, -1, verifyCrc))
+                guarded(s"$what (crc=$verifyCrc)", bytes)(DeletionVector.deserialize(bytes, "m", 0, -1, verifyCrc))
                   .foreach(dv => consistent(what, dv, Some(bytes)))
             }
         }
 
       decodeAll("original", original)
-      for (field <- fields) {
-        val name = s"${field.name} at ${field.offset}"
-        for (i <- field.offset until field.offset + field.length; mask <- Seq(0xff, 0x01, 0x80))
-          decodeAll(s"$name: byte $i ^ $mask", mutate(original)(b => b(i) = (b(i) ^ mask).toByte))
-        for (fill <- Seq(0x00, 0xff))
-          decodeAll(s"$name: all $fill", mutate(original)(b => java.util.Arrays.fill(b, field.offset, field.offset + field.length, fill.toByte)))
-        if (field.numeric)
-          for ((label, value) <- hugeValues(field.length))
-            decodeAll(s"$name: $label", mutate(original)(b => System.arraycopy(value, 0, b, field.offset, field.length)))
-        for (end <- Seq(field.offset, field.offset + 1, field.offset + field.length - 1, field.offset + field.length).distinct)
-          decodeAll(s"truncated at $end ($name)", original.take(end))
-      }
-      val random = new Random(binName.hashCode)
-      for (_ <- 0 until 30) {
-        val end = random.nextInt(original.length + 1)
-        decodeAll(s"truncated at $end", original.take(end))
-      }
-      for (_ <- 0 until 200 if original.nonEmpty) {
-        val (i, v) = (random.nextInt(original.length), random.nextInt(256))
-        decodeAll(s"byte $i = $v", mutate(original)(b => b(i) = v.toByte))
-      }
+      for ((what, bytes) <- mutations(binName, original, fields)) decodeAll(what, bytes)
       // the manifest side lies: offsets and lengths out of range or off by one
       for ((range, k) <- ranges.zipWithIndex; bad <- Seq(
              range.copy(offset = -1), range.copy(offset = 0), range.copy(offset = range.offset + 1),
@@ -127,8 +86,61 @@ class MutationSpec extends AnyFunSuite {
 }
 
 object MutationSpec {
+  import org.scalatest.Assertions.{assert, fail}
+
+  private val threads = ManagementFactory.getThreadMXBean.asInstanceOf[com.sun.management.ThreadMXBean]
+  private def allocated(): Long = threads.getThreadAllocatedBytes(Thread.currentThread.getId)
+
+  /** Runs `decode`; returns its result, None for IndexFormatException; fails on anything else
+    * or (with `budget`) on an allocation beyond 64 bytes per input byte (+ 1 MiB of slack). */
+  def guarded[T](what: String, input: Array[Byte], budget: Boolean = true)(decode: => T): Option[T] = {
+    val before = allocated()
+    val result =
+      try Right(Some(decode))
+      catch {
+        case _: IndexFormatException => Right(None)
+        case e: Throwable            => Left(e)
+      }
+    val used = allocated() - before
+    result match {
+      case Left(e) => fail(s"$what: ${e.getClass.getName}: ${e.getMessage}", e)
+      case Right(r) =>
+        if (budget) assert(used <= 64L * input.length + (1L << 20), s"$what: allocated $used bytes for ${input.length} input bytes")
+        r
+    }
+  }
   /** One field of a binary: where it is, what it is, and whether it holds a length or count. */
   final case class Field(offset: Int, length: Int, name: String, numeric: Boolean)
+
+  private val AllFields = 64 // longer headers: the first 16 fields, the last one and a sample (as the Python tests)
+  private val FieldSamples = 48
+
+  /** The mutations of a binary, each with a description: every selected field flipped byte by
+    * byte, filled with 0x00/0xff, set to huge values (numeric fields) and cut short around it;
+    * then 30 random truncations and 200 random byte values. Seeded by `name`. */
+  def mutations(name: String, original: Array[Byte], fields: Seq[Field]): Iterator[(String, Array[Byte])] = {
+    val random = new Random(name.hashCode)
+    val selected =
+      if (fields.length <= AllFields) fields
+      else fields.take(16) ++ random.shuffle(fields.slice(16, fields.length - 1)).take(FieldSamples) ++ fields.takeRight(1)
+    val ofFields = selected.iterator.flatMap { field =>
+      val label = s"${field.name} at ${field.offset}"
+      val flips = for (i <- (field.offset until field.offset + field.length).iterator; mask <- Iterator(0xff, 0x01, 0x80))
+        yield s"$label: byte $i ^ $mask" -> mutate(original)(b => b(i) = (b(i) ^ mask).toByte)
+      val fills = Iterator(0x00, 0xff).map(fill =>
+        s"$label: all $fill" -> mutate(original)(b => java.util.Arrays.fill(b, field.offset, field.offset + field.length, fill.toByte)))
+      val huge = (if (field.numeric && field.length <= 8) hugeValues(field.length) else Nil).iterator.map { case (l, value) =>
+        s"$label: $l" -> mutate(original)(b => System.arraycopy(value, 0, b, field.offset, field.length))
+      }
+      val cuts = Seq(field.offset, field.offset + 1, field.offset + field.length - 1, field.offset + field.length).distinct.iterator
+        .map(end => s"truncated at $end ($label)" -> original.take(end))
+      flips ++ fills ++ huge ++ cuts
+    }
+    val truncations = Iterator.fill(30)(random.nextInt(original.length + 1)).map(end => s"truncated at $end" -> original.take(end))
+    val bytes = Iterator.fill(if (original.nonEmpty) 200 else 0)((random.nextInt(original.length), random.nextInt(256)))
+      .map { case (i, v) => s"byte $i = $v" -> mutate(original)(b => b(i) = v.toByte) }
+    ofFields ++ truncations ++ bytes
+  }
 
   def mutate(original: Array[Byte])(f: Array[Byte] => Unit): Array[Byte] = {
     val b = original.clone()

@@ -1,45 +1,23 @@
 package io.indexbridge.paimon.fileindex
 
-import java.lang.management.ManagementFactory
 import java.nio.ByteBuffer
 
 import scala.collection.mutable.ArrayBuffer
 import scala.jdk.CollectionConverters._
-import scala.util.Random
 
 import com.fasterxml.jackson.databind.JsonNode
-import io.indexbridge.IndexFormatException
 import io.indexbridge.conformance.FileIndexConformance
 import io.indexbridge.paimon.{KeyType, MutationSpec, PaimonVectors}
-import io.indexbridge.paimon.MutationSpec.{hugeValues, mutate, roaringFields, Field}
+import io.indexbridge.paimon.MutationSpec.{guarded, mutations, roaringFields, Field}
 import org.scalatest.funsuite.AnyFunSuite
 
-/** Every field of every bloom / bitmap / bsi / fileindex vector, flipped, filled, inflated and
-  * truncated: reading it and asking every question either works or throws IndexFormatException —
+/** Every field of every bloom / bitmap / bsi / fileindex vector (of a long header: the first 16,
+  * the last and a seeded sample, as [[io.indexbridge.paimon.MutationSpec.mutations]] selects them),
+  * flipped, filled, inflated and truncated: reading it and asking every question either works or throws IndexFormatException —
   * nothing else, and parsing plus the row-set answers never allocate more than the input
   * justifies. (Complements — not_equal, is_not_null, is_null of a BSI — are asked outside the
   * allocation budget: a few bytes may honestly claim 2^31 rows, and the answer is that big.) */
 class FileIndexMutationSpec extends AnyFunSuite {
-  private val threads = ManagementFactory.getThreadMXBean.asInstanceOf[com.sun.management.ThreadMXBean]
-  private def allocated(): Long = threads.getThreadAllocatedBytes(Thread.currentThread.getId)
-
-  private def guarded[T](what: String, input: Array[Byte], budget: Boolean)(body: => T): Option[T] = {
-    val before = allocated()
-    val result =
-      try Right(Some(body))
-      catch {
-        case _: IndexFormatException => Right(None)
-        case e: Throwable            => Left(e)
-      }
-    val used = allocated() - before
-    result match {
-      case Left(e) => fail(s"$what: ${e.getClass.getName}: ${e.getMessage}", e)
-      case Right(r) =>
-        if (budget) assert(used <= 64L * input.length + (1L << 20), s"$what: allocated $used bytes for ${input.length} input bytes")
-        r
-    }
-  }
-
   private val complements: Set[Op] = Set(Op.NotEqual, Op.NotIn, Op.IsNotNull, Op.IsNull)
 
   /** Every question of the vector's queries (literals of the column type). */
@@ -167,27 +145,7 @@ class FileIndexMutationSpec extends AnyFunSuite {
       def run(what: String, bytes: Array[Byte]): Unit = { decodes += 1; decode(what, bytes) }
 
       run("original", original)
-      for (field <- fields) {
-        val name = s"${field.name} at ${field.offset}"
-        for (i <- field.offset until field.offset + field.length; mask <- Seq(0xff, 0x01, 0x80))
-          run(s"$name: byte $i ^ $mask", mutate(original)(b => b(i) = (b(i) ^ mask).toByte))
-        for (fill <- Seq(0x00, 0xff))
-          run(s"$name: all $fill", mutate(original)(b => java.util.Arrays.fill(b, field.offset, field.offset + field.length, fill.toByte)))
-        if (field.numeric && field.length <= 8)
-          for ((label, value) <- hugeValues(field.length))
-            run(s"$name: $label", mutate(original)(b => System.arraycopy(value, 0, b, field.offset, field.length)))
-        for (end <- Seq(field.offset, field.offset + 1, field.offset + field.length - 1, field.offset + field.length).distinct)
-          run(s"truncated at $end ($name)", original.take(end))
-      }
-      val random = new Random(binName.hashCode)
-      for (_ <- 0 until 30) {
-        val end = random.nextInt(original.length + 1)
-        run(s"truncated at $end", original.take(end))
-      }
-      for (_ <- 0 until 200 if original.nonEmpty) {
-        val (i, v) = (random.nextInt(original.length), random.nextInt(256))
-        run(s"byte $i = $v", mutate(original)(b => b(i) = v.toByte))
-      }
+      for ((what, bytes) <- mutations(binName, original, fields)) run(what, bytes)
       info(s"${fields.length} fields")
     }
   }

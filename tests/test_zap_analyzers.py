@@ -1,0 +1,67 @@
+"""bleve's analyzers and document mapping (indexbridge.zap.analyzers).
+
+tests/data/zap_analyzer_cases.json holds tokens bleve v1.0.14 itself produced; the Scala
+AnalysisSpec reads the same table. To add a case, add ``{"analyzer", "text"}`` to it and rerun
+``target/zapgo/zapgo analyze tests/data/zap_analyzer_cases.json`` (it fills ``tokens``).
+integration/test_zap_go.py compares whole segments built from raw documents with Go's.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from indexbridge.zap import build_segment
+from indexbridge.zap.analyzers import FieldMapping, analyze, analyze_document, float64_to_int64, prefix_coded_int64
+
+CASES = json.loads((Path(__file__).parent / "data" / "zap_analyzer_cases.json").read_text("utf-8"))
+VECTORS = Path(__file__).resolve().parents[1] / ".." / "shared" / "vectors" / "zap"
+
+
+def as_bytes(x: str | dict) -> bytes:
+    return bytes.fromhex(x["hex"]) if isinstance(x, dict) else x.encode()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c['analyzer']}:{c['text'][:24]!r}")
+def test_tokens_match_bleve(case: dict) -> None:
+    got = [(t.term, t.start, t.end, t.position) for t in analyze(case["text"], case["analyzer"])]
+    assert got == [(as_bytes(t[0]), t[1], t[2], t[3]) for t in case["tokens"]]
+
+
+def test_mapped_document_builds_one_doc() -> None:
+    doc = analyze_document("doc1", {"body": "The quick brown fox jumps over the lazy dog"},
+                           [FieldMapping("body", doc_values=False)], all_field=False)
+    assert build_segment([doc]) == (VECTORS / "one_doc.zap").read_bytes()
+
+
+def test_field_types_and_all() -> None:
+    when = dt.datetime(2020, 1, 2, 3, 4, 5, 6000, tzinfo=dt.timezone.utc)
+    mappings = [FieldMapping("t"), FieldMapping("n", "number"), FieldMapping("b", "boolean", include_in_all=False),
+                FieldMapping("d", "datetime"), FieldMapping("s", "text", "keyword", index=False)]
+    doc = analyze_document("x", [("t", "Hello hello"), ("n", [1, -2.5]), ("b", False), ("d", when), ("s", "raw")], mappings)
+    t, n0, n1, b, d, s, id_ = doc.fields
+    assert (t.length, [(k.term, k.freq) for k in t.tokens]) == (2, [(b"hello", 2)])
+    assert [loc.field for loc in t.tokens[0].locations] == ["t", "t"]  # stamped by the _all composition
+    assert n1.array_positions == (1,) and n1.value == prefix_coded_int64(float64_to_int64(-2.5), 0)
+    assert float64_to_int64(-2.5) < float64_to_int64(1.0) and len(n0.tokens) == 16 and n0.tokens[0].locations == ()
+    assert b.value == b"F" and b.tokens[0].locations == ()
+    assert d.value == prefix_coded_int64(1577934245006000000, 0)
+    assert s.tokens is None and s.length == 0
+    assert id_.name == "_id"
+    (all_field,) = doc.composite_fields
+    assert all_field.length == 2 + 16 + 16 + 16  # b excluded, s not indexed
+    assert {loc.field for tok in all_field.tokens for loc in tok.locations} == {"t"}
+
+
+def test_refused_inputs() -> None:
+    with pytest.raises(ValueError, match="analyzer"):
+        analyze("x", "whitespace")
+    with pytest.raises(ValueError, match="cannot hold"):
+        analyze_document("x", {"n": "1"}, [FieldMapping("n", "number")])
+    with pytest.raises(ValueError, match="no mapping"):
+        analyze_document("x", {"m": "1"}, [FieldMapping("n")])
+    with pytest.raises(ValueError, match="time zone"):
+        analyze_document("x", {"d": dt.datetime(2020, 1, 1)}, [FieldMapping("d", "datetime")])
