@@ -47,13 +47,6 @@ object BloomFilterIndex {
   def hash(t: KeyType, value: Any): Long =
     if (IndexValue.isBytes(t)) FastHash.xxh64(IndexValue.toBytes(t, value)) else FastHash.wang64(IndexValue.toLong(t, value))
 
-  /** [[hash]] for one type, with the common boxed values of INT and BIGINT taken directly (the
-    * writer's per-row path, as Paimon picks its hash function once per writer). */
-  private def hasher(t: KeyType): Any => Long = t match {
-    case IntType    => { case i: Int => FastHash.wang64(i.toLong); case v => hash(t, v) }
-    case BigIntType => { case l: Long => FastHash.wang64(l); case v => hash(t, v) }
-    case _          => v => hash(t, v)
-  }
 
   /** Options `items` / `fpp` of Paimon's option map (`file-index.bloom-filter.<column>.*`). */
   def writer(t: KeyType, options: Map[String, String] = Map.empty): Writer = {
@@ -74,9 +67,17 @@ object BloomFilterIndex {
     private val (numBits, numHashes) = sizing(items, fpp)
     private val bits = new Array[Byte](numBits / 8)
 
-    private val hashOf = hasher(t)
+    private val intKeys = t == IntType
+    private val longKeys = t == BigIntType
 
-    def write(value: Any): Unit = if (value != null) addHash(hashOf(value))
+    /** The common boxed INT and BIGINT values are hashed directly (the per-row path; Paimon
+      * likewise picks its hash function once per writer). */
+    def write(value: Any): Unit = value match {
+      case null                 =>
+      case i: Int if intKeys    => addHash(FastHash.wang64(i.toLong))
+      case l: Long if longKeys  => addHash(FastHash.wang64(l))
+      case v                    => addHash(hash(t, v))
+    }
 
     /** Adds a value by its FastHash. */
     def addHash(h: Long): Unit = {
