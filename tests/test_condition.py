@@ -141,3 +141,39 @@ def test_never_skips_a_matching_row(seed: int) -> None:
             assert set(matching) <= set(result.rows), text
         else:
             assert result.remain or not matching, text
+
+
+# ---------------------------------------------------------------------------------------------
+# The Scala twin parses generated conditions to the same trees and errors
+
+_LITERALS = [
+    "1", "-1", "0", "1.5", "-0.0", "1e3", "1e400", "-1e400", "12BD", "10L", "3Y", "3S", "1.5F", "1.5D", "'x'", "'a\\'b'", "'it''s'", "'é'",
+    "X'ab'", "X'abc'", "TRUE", "FALSE", "NULL", "DATE '2024-01-01'", "DATE '2024-02-30'", "TIMESTAMP '2024-01-01 10:00:00.123456789+02:00'",
+    "TIMESTAMP 'x'", "TIMESTAMP_NTZ '1970-01-01'", "CAST('1' AS INT)", "CAST('1.23456' AS DECIMAL(38, 10))", "CAST('1.5' AS DECIMAL(2, 1))",
+    "CAST('NaN' AS FLOAT)", "CAST('-0' AS FLOAT)", "CAST('1e-46' AS FLOAT)", "CAST('3.4028235677973366e38' AS FLOAT)", "CAST('0.1' AS FLOAT)",
+    "CAST(12.5 AS INT)", "CAST(-12.5 AS BIGINT)", "CAST(1.5D AS FLOAT)", "CAST('-Infinity' AS DOUBLE)", "CAST(NULL AS DATE)",
+    "9999999999999999999999", "-9223372036854775808", "-9223372036854775809", ".5", "CAST('9999' AS TINYINT)", "CAST(TRUE AS STRING)",
+    "CAST(1.50 AS STRING)", "CAST(DATE '2024-01-01' AS TIMESTAMP)", "`x`", "m['k']", "-", "(",
+]  # fmt: skip
+_SHAPES = ["c = {0}", "c <> {0}", "c < {0}", "c >= {0}", "c IN ({0}, {1})", "c NOT IN ({0}, {1})", "c BETWEEN {0} AND {1}",
+           "c NOT BETWEEN {0} AND {1}", "c IS NOT {0}", "{0} < c", "NOT (c = {0}) OR `d` IS NULL AND NOT c = {1}"]  # fmt: skip
+
+
+def test_scala_parses_generated_conditions_alike() -> None:
+    from py4j.protocol import Py4JJavaError
+
+    from indexbridge.jvm import jvm
+
+    scala = jvm().io.indexbridge.paimon.fileindex.Condition
+    rng = random.Random(3)
+    for _ in range(1500):
+        text = rng.choice(_SHAPES).format(rng.choice(_LITERALS), rng.choice(_LITERALS))
+        try:
+            python = predicate_json(parse(text, "q"))
+        except IndexFormatError as e:
+            python = ("error", e.offset, e.expected)
+        try:
+            tree = json.loads(scala.predicateJson(scala.parse(text, "q")).toString())
+        except Py4JJavaError as e:
+            tree = ("error", e.java_exception.offset(), e.java_exception.expected())
+        assert tree == python, text

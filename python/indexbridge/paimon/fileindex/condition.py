@@ -177,6 +177,7 @@ def _tokens(text: str, source: str) -> list[_Token]:
 
 
 _FLOAT32_MAX = Fraction(struct.unpack("<f", bytes.fromhex("ffff7f7f"))[0])
+_FLOAT32_OVERFLOW = Fraction(2**128 - 2**103)  # max + half an ulp: from here on (ties to even) infinity
 
 
 def _float32(value: object) -> float:
@@ -185,7 +186,7 @@ def _float32(value: object) -> float:
     if isinstance(value, float) and (not math.isfinite(value) or value == 0):
         return value  # NaN, the infinities and both zeros are floats as they are
     exact = Fraction(value)
-    if abs(exact) > _FLOAT32_MAX + _FLOAT32_MAX / (1 << 25):  # beyond max + half an ulp
+    if abs(exact) >= _FLOAT32_OVERFLOW:
         return math.copysign(math.inf, exact)
     near = np.float32(min(max(float(exact), -float(_FLOAT32_MAX)), float(_FLOAT32_MAX)))
     with np.errstate(over="ignore"):
