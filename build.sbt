@@ -33,7 +33,9 @@ lazy val root = (project in file("."))
       "org.scalacheck" %% "scalacheck" % "1.18.1" % Test,
       "org.scalatestplus" %% "scalacheck-1-18" % "3.2.19.0" % Test,
       "it.unimi.dsi" % "fastutil" % "8.5.12" % Test,
-      "org.apache.paimon" % "paimon-bundle" % "1.4.2" % Test
+      // Paimon's own classes: the baseline of `indexbridge bench fileindex` (io.indexbridge.bench.FileIndexBench,
+      // which the bench loads with the jar scripts/bootstrap.sh fetches) and of the cross-check tests; never in the jar
+      "org.apache.paimon" % "paimon-bundle" % "1.4.2" % Provided
     ),
     Test / fork := true,
     Test / javaOptions ++= Seq("-Xmx2g"),

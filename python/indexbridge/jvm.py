@@ -24,11 +24,11 @@ def jar_path() -> Path:
 
 
 @functools.cache
-def _gateway():
+def _gateway(extra_jars: tuple[str, ...] = ()):
     from pyspark import SparkConf
     from pyspark.java_gateway import launch_gateway
 
-    conf = SparkConf().set("spark.driver.extraClassPath", str(jar_path()))
+    conf = SparkConf().set("spark.driver.extraClassPath", ":".join((str(jar_path()), *extra_jars)))
     # The JVM's own chatter (log4j defaults, warnings) would mix with the CLI's output.
     return launch_gateway(conf=conf, popen_kwargs={"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL})
 
@@ -42,6 +42,12 @@ def jvm():
     if sc is not None:
         return sc._jvm
     return _gateway().jvm
+
+
+def jvm_with(*extra_jars: Path):
+    """A private JVM with ours and ``extra_jars`` on its classpath (e.g. a benchmark's baseline),
+    started once per process and set of jars."""
+    return _gateway(tuple(str(j) for j in extra_jars)).jvm
 
 
 def java_error_message(error: Exception) -> str:

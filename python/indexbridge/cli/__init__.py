@@ -18,9 +18,16 @@ def _parser() -> argparse.ArgumentParser:
 
     p = commands.add_parser("inspect", help="summarise index files")
     p.add_argument("files", nargs="+")
-    p.add_argument("--format", choices=["dv", "dv-file", "hash", "zap"], default=None)
+    p.add_argument("--format", choices=["dv", "dv-file", "hash", "file-index", "bloom", "bitmap", "bsi", "zap"], default=None)
     p.add_argument("--json", action="store_true")
     p.add_argument("--engine", choices=["python", "jvm"], default="python")
+    p.add_argument("--type", action="append", default=[], metavar="[COLUMN=]TYPE",
+                   help="file indexes: a column's Paimon type (COLUMN=TYPE, repeatable); a raw payload's type (TYPE)")
+    p.add_argument("--query", default=None, metavar="CONDITION",
+                   help="file indexes: evaluate a Spark SQL condition (e.g. \"id = 5 AND name IN ('a', 'b')\")")
+    p.add_argument("--terms", action="store_true", help="zap: every term of every field with its document frequency")
+    p.add_argument("--prefix", default=None, help="zap: the terms starting with PREFIX (with their document frequencies)")
+    p.add_argument("--doc", type=int, default=None, metavar="N", help="zap: the stored fields of document N")
 
     p = commands.add_parser("demo", help="the main job: deletion vectors and hash indexes on an embedded local Spark")
     p.add_argument("--rows", type=int, default=200_000)
@@ -30,11 +37,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--workdir", default=None, help="where the demo table is written (default: a temporary directory)")
 
     p = commands.add_parser("bench", help="benchmarks printing ratios against baselines run in the same process")
-    p.add_argument("suite", choices=["dv", "zap"])
+    p.add_argument("suite", choices=["dv", "zap", "fileindex"])
     p.add_argument("--positions", type=int, default=20_000_000, help="dv: deleted positions")
     p.add_argument("--files", type=int, default=1000, help="dv: data files")
     p.add_argument("--docs", type=int, default=2000, help="zap: documents in the generated corpus")
-    p.add_argument("--rounds", type=int, default=5, help="zap: timing rounds (best is reported)")
+    p.add_argument("--rows", type=int, default=1_000_000, help="fileindex: rows per data file")
+    p.add_argument("--queries", type=int, default=200, help="fileindex: equality queries per index")
+    p.add_argument("--rounds", type=int, default=None, help="timing rounds, the best is reported (zap: 5, fileindex: 3)")
     return parser
 
 
@@ -45,14 +54,21 @@ def main(argv: list[str] | None = None) -> int:
 
         return run(args.dir, args.engine, [f for f in args.only.split(",") if f], args.out)
     if args.command == "inspect":
-        from indexbridge.cli.inspect import run
+        from indexbridge.cli.inspect import InspectOptions, run
 
-        return run(args.files, args.format, args.json, args.engine)
+        types = dict(t.split("=", 1) if "=" in t else ("", t) for t in args.type)
+        return run(args.files, args.format, args.json, args.engine, InspectOptions(types, args.query, args.terms, args.prefix, args.doc))
     if args.command == "demo":
         from indexbridge.cli.demo import run
 
         return run(args)
     if args.command == "bench":
+        if args.rounds is None:
+            args.rounds = 3 if args.suite == "fileindex" else 5
+        if args.suite == "fileindex":
+            from indexbridge.cli.bench_fileindex import run as run_fileindex
+
+            return run_fileindex(args)
         from indexbridge.cli.bench import run
 
         return run(args)

@@ -32,7 +32,7 @@ import numpy as np
 PAIMON_BUNDLE = Path.home() / ".m2/repository/org/apache/paimon/paimon-bundle/1.4.2/paimon-bundle-1.4.2.jar"
 
 
-def _best(fn: Callable[[], object], rounds: int = 3) -> float:
+def best_time(fn: Callable[[], object], rounds: int = 3) -> float:
     best = float("inf")
     for _ in range(rounds):
         t0 = time.perf_counter()
@@ -77,10 +77,10 @@ def bench_python(files: int, per_file: int) -> None:
         return [DeletionVector.from_positions(s).serialize() for s in sets]
 
     raw_bytes, our_bytes = raw_serialize(), ours_serialize()
-    _line("python: build+serialize DeletionVector", _best(ours_serialize), "raw pyroaring", _best(raw_serialize), "target <= 1.25")
-    raw = _best(lambda: [BitMap.deserialize(b) for b in raw_bytes])
+    _line("python: build+serialize DeletionVector", best_time(ours_serialize), "raw pyroaring", best_time(raw_serialize), "target <= 1.25")
+    raw = best_time(lambda: [BitMap.deserialize(b) for b in raw_bytes])
     for label, verify_crc in (("python: deserialize DeletionVector, CRC checked", True), ("python: deserialize DeletionVector, no CRC", False)):
-        ours = _best(lambda: [DeletionVector.deserialize(b, verify_crc=verify_crc) for b in our_bytes])
+        ours = best_time(lambda: [DeletionVector.deserialize(b, verify_crc=verify_crc) for b in our_bytes])
         _line(label, ours, "raw pyroaring", raw, "target <= 1.25")
 
 
@@ -110,9 +110,9 @@ def bench_spark(positions: int, files: int) -> None:
     def run(df) -> Callable[[], None]:
         return lambda: df.write.format("noop").mode("overwrite").save()
 
-    count = _best(run(rows.groupBy("file").count()), 2)
-    ours = _best(run(rows.groupBy("file").agg(ibf.dv_agg("pos").alias("dv"))), 2)
-    builtin = _best(
+    count = best_time(run(rows.groupBy("file").count()), 2)
+    ours = best_time(run(rows.groupBy("file").agg(ibf.dv_agg("pos").alias("dv"))), 2)
+    builtin = best_time(
         run(
             rows.groupBy("file", F.bitmap_bucket_number("pos").alias("b")).agg(
                 F.bitmap_construct_agg(F.bitmap_bit_position("pos")).alias("bm")
@@ -129,9 +129,9 @@ def bench_spark(positions: int, files: int) -> None:
 def _zap_python(corpus, rounds: int) -> dict[str, float]:
     from indexbridge.zap import Segment, build_segment
 
-    analyze_build = _best(lambda: build_segment(corpus.documents()), rounds)
+    analyze_build = best_time(lambda: build_segment(corpus.documents()), rounds)
     docs = corpus.documents()
-    build = _best(lambda: build_segment(docs), rounds)
+    build = best_time(lambda: build_segment(docs), rounds)
     seg = Segment(build_segment(docs))
     terms = [(seg.dictionary(name), term) for name in seg.field_names for term in seg.dictionary(name).terms()]
 
@@ -144,7 +144,7 @@ def _zap_python(corpus, rounds: int) -> dict[str, float]:
         return sum(1 + len(hit.locations or ()) for dictionary, term in terms for hit in dictionary.postings(term))
 
     return {"docs": len(docs), "terms": len(terms), "postings": iterate(), "analyze_build_s": analyze_build,
-            "build_s": build, "lookup_s": _best(lookup, rounds), "iterate_s": _best(iterate, rounds)}
+            "build_s": build, "lookup_s": best_time(lookup, rounds), "iterate_s": best_time(iterate, rounds)}
 
 
 def bench_zap(docs: int, rounds: int) -> None:

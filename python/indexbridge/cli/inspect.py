@@ -1,5 +1,10 @@
 """`indexbridge inspect FILE…`: a readable (or JSON) summary of each index file.
 
+Formats: ``dv``, ``dv-file``, ``hash`` (Paimon table indexes), ``file-index`` containers and raw
+``bloom`` / ``bitmap`` / ``bsi`` payloads (:mod:`indexbridge.cli.fileindex`, with ``--type`` and
+``--query``), ``zap`` segments. Without ``--format`` the magic numbers (zap: the footer) decide;
+HASH files and raw file-index payloads have none.
+
 A malformed file gets one line on stderr, `indexbridge: error: FILE: offset N: what was
 expected`, and the exit status is 2 if any file failed; never a traceback, whichever engine.
 """
@@ -8,11 +13,15 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from indexbridge.cli.zap_summary import zap_summary
+from indexbridge.cli.fileindex import CONTAINER_MAGIC, RAW_FORMATS, QueryError, describe_container, describe_raw
 from indexbridge.errors import IndexFormatError
+from indexbridge.paimon.fileindex.condition import parse
 from indexbridge.paimon.bucket import decode_hash_index
 from indexbridge.paimon.dv import DeletionVector, scan_deletion_file
 
@@ -29,10 +38,13 @@ def detect(path: str, head: bytes, tail: bytes = b"") -> str:
         return "dv"
     if head[:1] == b"\x01" and (len(head) == 1 or head[5:9] in (DV32_MAGIC, DV64_MAGIC)):
         return "dv-file"
+    if head[:8] == CONTAINER_MAGIC:
+        return "file-index"
     if len(tail) == ZAP_FOOTER_SIZE and tail[-8:-4] == ZAP_VERSION:
         return "zap"
     raise IndexFormatError(
-        path, 0, "a Paimon deletion vector or deletion file (a HASH index has no magic: pass --format hash)"
+        path, 0, "a Paimon deletion vector, deletion file or file index, or a zap segment "
+        "(HASH indexes and raw bloom/bitmap/bsi payloads have no magic: pass --format)",
     )
 
 
@@ -46,34 +58,32 @@ def _dv_summary(dv: DeletionVector) -> dict:
     }
 
 
-def _zap_summary(path: str) -> dict:
-    from indexbridge.zap.segment import Segment
+@dataclass(frozen=True)
+class InspectOptions:
+    """What to show beyond the summary: file indexes take ``types`` (column -> SQL type; the key
+    "" holds a raw payload's type) and ``query``; zap segments ``terms``, ``prefix`` and ``doc``."""
 
-    with Segment.open(path) as segment:
-        f = segment.footer
-        return {
-            "file": path,
-            "format": "zap",
-            "file_size": len(segment.data),
-            "version": f.version,
-            "num_docs": f.num_docs,
-            "chunk_factor": f.chunk_factor,
-            "crc": f.crc,
-            "fields": [
-                {"id": i.id, "name": i.name, "terms": len(segment.dictionary(i.id)), "docvalues": i.docvalues is not None}
-                for i in segment.fields
-            ],
-        }
+    types: dict[str, str] = field(default_factory=dict)
+    query: str | None = None
+    terms: bool = False
+    prefix: str | None = None
+    doc: int | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
 
 
-def describe(path: str, fmt: str | None) -> dict:
+def describe(path: str, fmt: str | None, options: InspectOptions = InspectOptions()) -> dict:
     """The summary of one file as a JSON-able dict (the same fields the JVM engine reports)."""
+    if fmt != "zap":
+        data = Path(path).read_bytes()
+        fmt = fmt or detect(path, data[:9], data[-ZAP_FOOTER_SIZE:])
     if fmt == "zap":
-        return _zap_summary(path)
-    data = Path(path).read_bytes()
-    fmt = fmt or detect(path, data[:9], data[-ZAP_FOOTER_SIZE:])
-    if fmt == "zap":
-        return _zap_summary(path)
+        return zap_summary(path, options.terms, options.prefix, options.doc)
+    if fmt == "file-index":
+        return describe_container(path, data, options.types, options.query)
+    if fmt in RAW_FORMATS:
+        return describe_raw(path, data, fmt, options.types.get(""), options.query)
     if fmt == "dv":
         dv = DeletionVector.deserialize(data, source=path)
         return {"file": path, "format": "dv", "file_size": len(data), "index_meta_length": dv.index_meta_length(), **_dv_summary(dv)}
@@ -98,13 +108,13 @@ def describe(path: str, fmt: str | None) -> dict:
     }
 
 
-def _describe_jvm(path: str, fmt: str | None) -> dict:
+def _describe_jvm(path: str, fmt: str | None, options: InspectOptions = InspectOptions()) -> dict:
     from py4j.protocol import Py4JJavaError
 
     from indexbridge.jvm import java_error_message, jvm
 
     try:
-        return json.loads(jvm().io.indexbridge.cli.Inspect.describe(path, fmt or ""))
+        return json.loads(jvm().io.indexbridge.cli.Inspect.describe(path, fmt or "", options.to_json()))
     except Py4JJavaError as error:
         raise _JvmError(java_error_message(error)) from None
 
@@ -120,22 +130,53 @@ def _text(summary: dict) -> str:
             continue
         if key == "fields":
             lines.append(f"  fields: {len(value)}")
-            lines += [f"    {f['id']} {f['name']}: {f['terms']} terms" + (", docvalues" if f["docvalues"] else "") for f in value]
+            for f in value:
+                lines.append(f"    {f['id']} {f['name']}: {f['terms']} terms" + (", docvalues" if f["docvalues"] else ""))
+                lines += [f"      {t['term'] if 'term' in t else '0x' + t['term_hex']}: {t['docs']} docs" for t in f.get("term_list", ())]
+        elif key == "doc":
+            lines.append(f"  doc {value['doc']}:")
+            lines += [f"    {v['field']} ({v['type']}{', ' + str(v['array_positions']) if v['array_positions'] else ''}): "
+                      + (v["value"] if "value" in v else "0x" + v["value_hex"]) for v in value["stored"]]  # fmt: skip
         elif key == "vectors":
             lines.append(f"  vectors: {len(value)}")
-            lines += [f"    @{v['offset']}: " + ", ".join(f"{k}={x}" for k, x in v.items() if k != "offset") for v in value]
+            lines += [f"    @{v['offset']}: " + _pairs(v, "offset") for v in value]
+        elif key == "columns":
+            lines.append(f"  columns: {len(value)}")
+            for c in value:
+                lines.append(f"    {c['column']}: " + (f"{c['type']} ({c['type_source']})" if c["type"] else "type unknown"))
+                lines += [f"      {i['index_type']} @{i['start']}+{i['length']}: " + _pairs(i, "index_type", "start", "length") for i in c["indexes"]]
+        elif key == "query":
+            result = value["result"].upper()
+            if "rows" in value:
+                result += f" {value['rows']['cardinality']} rows" + "".join(f" [{a},{b})" for a, b in value["rows"]["ranges"])
+                result += " ..." if value["rows"]["more_ranges"] else ""
+            lines.append(f"  query: {value['condition']}\n    {result}")
         else:
             lines.append(f"  {key}: {value}")
     return "\n".join(lines)
 
 
-def run(files: list[str], fmt: str | None, as_json: bool, engine: str) -> int:
+def _pairs(d: dict, *skip: str) -> str:
+    return ", ".join(f"{k}={x}" for k, x in d.items() if k not in skip)
+
+
+def run(files: list[str], fmt: str | None, as_json: bool, engine: str, options: InspectOptions = InspectOptions()) -> int:
+    if options.query is not None:
+        try:
+            parse(options.query, "--query")  # one error for all files, whichever engine
+        except IndexFormatError as error:
+            print(f"indexbridge: error: {error}", file=sys.stderr)
+            return 2
     status = 0
     for path in files:
         try:
-            summary = _describe_jvm(path, fmt) if engine == "jvm" else describe(path, fmt)
-        except (IndexFormatError, _JvmError) as error:
+            summary = _describe_jvm(path, fmt, options) if engine == "jvm" else describe(path, fmt, options)
+        except (IndexFormatError, QueryError, _JvmError) as error:
             print(f"indexbridge: error: {error}", file=sys.stderr)
+            status = 2
+            continue
+        except ValueError as error:  # a type the index does not take, an unknown --type
+            print(f"indexbridge: error: {path}: {error}", file=sys.stderr)
             status = 2
             continue
         except OSError as error:

@@ -142,7 +142,7 @@ _ALIASES = {"INTEGER": "INT", "CHAR": "STRING", "VARCHAR": "STRING", "STRING": "
             "DOUBLE PRECISION": "DOUBLE", "TIMESTAMP_LTZ": "TIMESTAMP"}  # fmt: skip
 
 
-def _parse_type(sql: str) -> _KeyType:
+def parse_key_type(sql: str) -> _KeyType:
     m = _TYPE_RE.match(sql.upper())
     if not m:
         raise ValueError(f"unsupported key type {sql!r}")
@@ -163,6 +163,10 @@ def _parse_type(sql: str) -> _KeyType:
         if len(args) > 1 or not 0 <= precision <= 9:
             raise ValueError(f"invalid TIMESTAMP precision in {sql!r}")
         return _KeyType("TIMESTAMP", precision)
+    if name == "TIME":
+        if len(args) > 1 or not 0 <= (args[0] if args else 0) <= 9:
+            raise ValueError(f"invalid TIME precision in {sql!r}")
+        return _KeyType("TIME", args[0] if args else 0)
     if name in _SLOT_FORMATS or name in ("STRING", "BINARY"):
         return _KeyType(name)
     raise ValueError(f"unsupported key type {sql!r}")
@@ -197,7 +201,7 @@ def binary_row(values: Sequence[object], types: Sequence[str]) -> bytes:
     """
     if len(values) != len(types):
         raise ValueError(f"{len(values)} values for {len(types)} key types")
-    key_types = [_parse_type(t) for t in types]
+    key_types = [parse_key_type(t) for t in types]
     null_bits = _null_bits_size(len(key_types))
     fixed = bytearray(null_bits + 8 * len(key_types))
     variable = bytearray()
@@ -275,7 +279,7 @@ def key_hash_array(columns: Sequence[np.ndarray], types: Sequence[str]) -> np.nd
     """
     if len(columns) != len(types):
         raise ValueError(f"{len(columns)} columns for {len(types)} key types")
-    key_types = [_parse_type(t) for t in types]
+    key_types = [parse_key_type(t) for t in types]
     rows = len(columns[0]) if columns else 0
     null_bits = _null_bits_size(len(key_types))
     row = np.zeros((rows, null_bits + 8 * len(key_types)), np.uint8)

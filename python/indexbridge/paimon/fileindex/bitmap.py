@@ -160,6 +160,7 @@ class BitmapIndex(IndexReader):
     _null_offset: int = 0
     _null_length: int = -1
     _has_null: bool = False
+    _key_count: int = 0  # reader: nonNullBitmapNumber of the meta
 
     index_type = "bitmap"
 
@@ -285,7 +286,7 @@ class BitmapIndex(IndexReader):
         min_entry = (codec.fixed.size if codec.fixed else 4) + 4
         if n < 0 or (version == VERSION_1 and n * min_entry > reader.remaining):
             raise reader.error(f"a nonNullBitmapNumber that fits the {reader.remaining} bytes left, found {n}", at)
-        index = cls(data_type, row_count, version, _reader=reader)
+        index = cls(data_type, row_count, version, _reader=reader, _key_count=n)
         index._has_null = reader.u8("hasNull") != 0
         if index._has_null:
             index._null_offset = reader.i32_be("nullOffset")
@@ -322,25 +323,49 @@ class BitmapIndex(IndexReader):
         self._first_keys = [sortable_key(self.data_type, key) for key, _ in directory]
         self._entry_size = min_entry + 4
 
+    def _block_reader(self, i: int) -> tuple[ByteReader, int]:
+        """A reader at the entries of v2 index block ``i`` and their count."""
+        start = self._blocks_start + self._directory[i]
+        reader = ByteReader(self._reader.data, self._reader.source, start, self._body_start)
+        at = reader.pos
+        count = reader.i32_be("index block entryCount")
+        if count < 0 or count * self._entry_size > reader.remaining:
+            raise reader.error(f"an entryCount that fits the {reader.remaining} bytes left, found {count}", at)
+        return reader, count
+
     def _block(self, i: int) -> dict:
         """Entries of v2 index block ``i``: key -> (offset, length)."""
         block = self._blocks.get(i)
         if block is None:
-            start = self._blocks_start + self._directory[i]
-            reader = ByteReader(self._reader.data, self._reader.source, start, self._body_start)
-            at = reader.pos
-            count = reader.i32_be("index block entryCount")
-            if count < 0 or count * self._entry_size > reader.remaining:
-                raise reader.error(f"an entryCount that fits the {reader.remaining} bytes left, found {count}", at)
+            reader, count = self._block_reader(i)
             entries = _KeyCodec(self.data_type).read_entries(reader, count, 2, "index block entries")
             block = self._blocks[i] = {key: (offset, length) for key, offset, length in entries}
         return block
+
+    def _find_fixed(self, i: int, key: int) -> tuple[int, int] | None:
+        """The entry of a fixed-width key in v2 block ``i``, by bisection in place: a lookup
+        does not parse the whole block."""
+        reader, count = self._block_reader(i)
+        boolean = self.data_type.root == "BOOLEAN"
+        entry = struct.Struct(">" + ("B" if boolean else fixed_key_struct(self.data_type).format.lstrip(">")) + "ii")
+        target = sortable_key(self.data_type, key)
+        lo, hi = 0, count - 1
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            k, offset, length = entry.unpack_from(reader.data, reader.pos + mid * entry.size)
+            found = sortable_key(self.data_type, int(k != 0) if boolean else k)
+            if found == target:
+                return offset, length
+            lo, hi = (mid + 1, hi) if found < target else (lo, mid - 1)
+        return None
 
     def _entry(self, key: object) -> tuple[int, int] | None:
         if self.version == VERSION_1:
             return self._entries.get(key)
         i = bisect.bisect_right(self._first_keys, sortable_key(self.data_type, key)) - 1
-        return None if i < 0 else self._block(i).get(key)
+        if i < 0:
+            return None
+        return self._block(i).get(key) if self.data_type.is_string else self._find_fixed(i, key)
 
     def _load(self, offset: int, length: int, what: str) -> BitMap:
         reader = self._reader
@@ -366,6 +391,11 @@ class BitmapIndex(IndexReader):
         if self.version == VERSION_1:
             return list(self._entries)
         return [key for i in range(len(self._directory)) for key in self._block(i)]
+
+    @property
+    def key_count(self) -> int:
+        """Distinct non-null keys (reader: as the meta says, without loading v2 blocks)."""
+        return len(self._order) if self._reader is None else self._key_count
 
     def key_of(self, value: object) -> object:
         """The key of a literal (internal value of the column type)."""

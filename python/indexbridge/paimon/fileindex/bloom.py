@@ -32,8 +32,9 @@ import numpy as np
 import xxhash
 
 from indexbridge.bytes import ByteReader
+from indexbridge.paimon.fileindex.fasthash import fast_hash, xxh64
 from indexbridge.paimon.fileindex.predicate import REMAIN, SKIP, FileIndexResult
-from indexbridge.paimon.fileindex.values import Column, DataType, factorize_column, value_column
+from indexbridge.paimon.fileindex.values import Column, DataType, bytes_key, factorize_column, value_column
 
 DEFAULT_ITEMS = 1_000_000
 DEFAULT_FPP = 0.1
@@ -140,7 +141,8 @@ class BloomFilterIndex:
     def __init__(self, data_type: DataType, num_hashes: int, bits: bytes | bytearray):
         self.data_type = data_type
         self.num_hashes = num_hashes
-        self.bits = np.frombuffer(bytes(bits), np.uint8)
+        self._bits = bytes(bits)
+        self.bits = np.frombuffer(self._bits, np.uint8)
 
     @property
     def num_bits(self) -> int:
@@ -191,7 +193,21 @@ class BloomFilterIndex:
         return ((self.bits[pos >> 3] >> (pos & 7).astype(np.uint8)) & 1).astype(bool).all(axis=0)
 
     def might_contain(self, value: object) -> bool:
-        return bool(self.might_contain_hashes(fast_hash_array(self.data_type, [value]))[0])
+        """One value's probe, in plain integers (a query asks for few values; the arrays of
+        :meth:`might_contain_hashes` pay off for many)."""
+        t = self.data_type
+        h = xxh64(bytes_key(t, value)) if t.is_string or t.is_binary else fast_hash(t.root, value, t.precision)
+        h1 = (h & 0xFFFFFFFF ^ 0x80000000) - 0x80000000  # (int) hash
+        h2 = (h >> 32 & 0xFFFFFFFF ^ 0x80000000) - 0x80000000  # (int) (hash >>> 32)
+        bits, num_bits = self._bits, self.num_bits
+        for i in range(1, self.num_hashes + 1):
+            c = (h1 + i * h2 + 0x80000000 & 0xFFFFFFFF) - 0x80000000  # int arithmetic wraps
+            if c < 0:
+                c = ~c
+            pos = c % num_bits
+            if not bits[pos >> 3] >> (pos & 7) & 1:
+                return False
+        return True
 
     def query(self, op: str, literals: Sequence[object] = ()) -> FileIndexResult:
         """Paimon's answer (REMAIN/SKIP) to ``op`` with literals already of the column type (§5.5)."""

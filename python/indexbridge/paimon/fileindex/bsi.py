@@ -72,6 +72,18 @@ class BitSlice:
             slices.append(bitmap_from_mask(bit != 0))
         return cls(0, top, bitmap_from_mask(side), slices)
 
+    def smallest(self) -> int:
+        """The smallest value on this side (``min`` is only a bound: Paimon's writer stores 0),
+        found bit by bit from the top slice; ``ebm`` must not be empty."""
+        rows, value = self.ebm, 0
+        for i in reversed(range(len(self.slices))):
+            without = rows - self.slices[i]
+            if without:
+                rows = without
+            else:
+                value |= 1 << i
+        return self.min + value
+
     def serialize(self) -> bytes:
         parts = [struct.pack(">bqq", VERSION_1, self.min, self.max), serialize32(self.ebm)]
         parts.append(struct.pack(">i", len(self.slices)))
@@ -175,6 +187,14 @@ class BitSliceIndex(IndexReader):
     @property
     def _n(self) -> BitSlice:
         return self.negative or BitSlice()
+
+    def value_range(self) -> tuple[int, int] | None:
+        """The smallest and largest indexed value (as longs), or None without non-null rows."""
+        if self.positive is None and self.negative is None:
+            return None
+        high = self.positive.max if self.positive is not None else -self.negative.smallest()
+        low = -self.negative.max if self.negative is not None else self.positive.smallest()
+        return low, high
 
     def non_null_rows(self) -> BitMap:
         return self._p.ebm | self._n.ebm

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from indexbridge.paimon.bucket import Timestamp, murmur_hash_bytes
+from indexbridge.paimon.bucket import Timestamp, murmur_hash_bytes, parse_key_type
 from indexbridge.paimon.fileindex.fasthash import (
     CANONICAL_DOUBLE_NAN,
     CANONICAL_FLOAT_NAN,
@@ -77,6 +77,13 @@ class DataType:
             cls.from_json(t["key"]) if t.get("key") else None,
             cls.from_json(t["value"]) if t.get("value") else None,
         )
+
+    @classmethod
+    def from_sql(cls, sql: str) -> DataType:
+        """A type in its SQL form (``INT``, ``DECIMAL(10, 2)``, ``TIMESTAMP(3)``, ``STRING`` ...), read
+        as the bucket key types are (Scala: ``KeyType.parse``)."""
+        t = parse_key_type(sql)
+        return cls(t.root, t.precision, t.scale)
 
     @property
     def is_integral(self) -> bool:

@@ -44,9 +44,8 @@ final class ByteReader(val bytes: Array[Byte], val source: String, start: Int, v
 
   def i32BE(what: String = "i32 BE"): Int = {
     require(4, what)
-    val p = position
     position += 4
-    (bytes(p) & 0xff) << 24 | (bytes(p + 1) & 0xff) << 16 | (bytes(p + 2) & 0xff) << 8 | (bytes(p + 3) & 0xff)
+    ByteReader.i32BE(bytes, position - 4)
   }
 
   def i32LE(what: String = "i32 LE"): Int = {
@@ -92,4 +91,7 @@ object ByteReader {
   /** Unchecked little-endian int at an absolute index (for ranges already checked). */
   def i32LE(bytes: Array[Byte], i: Int): Int =
     (bytes(i) & 0xff) | (bytes(i + 1) & 0xff) << 8 | (bytes(i + 2) & 0xff) << 16 | (bytes(i + 3) & 0xff) << 24
+
+  def i32BE(bytes: Array[Byte], i: Int): Int =
+    (bytes(i) & 0xff) << 24 | (bytes(i + 1) & 0xff) << 16 | (bytes(i + 2) & 0xff) << 8 | (bytes(i + 3) & 0xff)
 }

@@ -7,8 +7,11 @@ import io.indexbridge.paimon.{DeletionFile, DeletionVector, HashIndex}
 
 import java.nio.file.{Files, Paths}
 
+import scala.jdk.CollectionConverters._
+
 /** `indexbridge inspect --engine jvm`: the JSON summary of one file, the same fields as the
-  * Python engine's `indexbridge.cli.inspect.describe`. Errors are [[IndexFormatException]]s
+  * Python engine's `indexbridge.cli.inspect.describe` (file indexes: [[FileIndexInspect]], zap
+  * segments: [[ZapInspect]]). Errors are [[IndexFormatException]]s
   * naming the file and offset. */
 object Inspect {
   private val mapper = new ObjectMapper()
@@ -24,9 +27,12 @@ object Inspect {
   def detect(path: String, data: Array[Byte]): String =
     if (magicAt(data, 4)) "dv"
     else if (data.nonEmpty && data(0) == 1 && (data.length == 1 || magicAt(data, 5))) "dv-file"
+    else if (data.length >= 8 && data.take(8).sameElements(FileIndexInspect.ContainerMagic)) "file-index"
+    else if (data.length >= 44 && data.slice(data.length - 8, data.length - 4).sameElements(Array[Byte](0, 0, 0, 11))) "zap"
     else
       throw new IndexFormatException(
-        path, 0, "a Paimon deletion vector or deletion file (a HASH index has no magic: pass --format hash)")
+        path, 0, "a Paimon deletion vector, deletion file or file index, or a zap segment " +
+          "(HASH indexes and raw bloom/bitmap/bsi payloads have no magic: pass --format)")
 
   private def putDv(node: ObjectNode, dv: DeletionVector): ObjectNode = {
     val positions = dv.positions
@@ -35,7 +41,14 @@ object Inspect {
     else node.put("min_position", positions.head).put("max_position", positions.last)
   }
 
-  def describe(path: String, format: String): String = {
+  /** The summary of one file; `options` is the JSON of Python's `InspectOptions` (`types`,
+    * `query` for file indexes; `terms`, `prefix`, `doc` for zap segments). */
+  def describe(path: String, format: String, options: String): String = {
+    val opts = mapper.readTree(options)
+    val types = opts.path("types").properties.asScala.map(e => e.getKey -> e.getValue.asText).toMap
+    val query = Option(opts.get("query")).filterNot(_.isNull).map(_.asText)
+    val prefix = Option(opts.get("prefix")).filterNot(_.isNull).map(_.asText)
+    val doc = Option(opts.get("doc")).filterNot(_.isNull).map(_.asInt)
     val data =
       try Files.readAllBytes(Paths.get(path))
       catch { case e: java.io.IOException => throw new java.io.IOException(s"$path: cannot read (${e.getClass.getSimpleName})") }
@@ -56,6 +69,9 @@ object Inspect {
         node.put("format", "hash").put("file_size", data.length).put("count", hashes.length)
           .put("distinct", hashes.distinct.length)
         if (hashes.isEmpty) node.putNull("min").putNull("max") else node.put("min", hashes.min).put("max", hashes.max)
+      case "zap" => ZapInspect.describe(node, path, opts.path("terms").asBoolean, prefix, doc)
+      case "file-index" => FileIndexInspect.describeContainer(node, path, data, types, query)
+      case raw if FileIndexInspect.RawFormats(raw) => FileIndexInspect.describeRaw(node, path, data, raw, types.get(""), query)
       case other => throw new IllegalArgumentException(s"unknown format $other")
     }
     mapper.writeValueAsString(node)

@@ -121,6 +121,20 @@ object BitSliceIndex {
   /** One side of the index: rows (`ebm`) and the bit slices of `value - min`. */
   final class Slices private[BitSliceIndex] (val min: Long, val max: Long, val ebm: RoaringBitmap, slices: Array[RoaringBitmap]) {
 
+    def sliceCount: Int = slices.length
+
+    /** The smallest value on this side (`min` is only a bound: Paimon's writer stores 0), found
+      * bit by bit from the top slice. */
+    def smallest: Long = {
+      var rows = ebm
+      var value = 0L
+      for (i <- slices.indices.reverse) {
+        val without = RoaringBitmap.andNot(rows, slices(i))
+        if (!without.isEmpty) rows = without else value |= 1L << i
+      }
+      min + value
+    }
+
     /** O'Neil's comparison with the stored min/max shortcut (spec §7.4); rows inside `ebm`. */
     def compare(op: Op, x: Long): RoaringBitmap = {
       val (all, none) = op match {
@@ -193,7 +207,15 @@ object BitSliceIndex {
   final class Reader private[BitSliceIndex] (t: KeyType, val rowCount: Int, val positive: Slices, val negative: Slices)
       extends FileIndexReader {
 
-    private def nonNull: RoaringBitmap = RoaringBitmap.or(positive.ebm, negative.ebm)
+    def nonNull: RoaringBitmap = RoaringBitmap.or(positive.ebm, negative.ebm)
+
+    def hasPositive: Boolean = positive ne NoSlices
+    def hasNegative: Boolean = negative ne NoSlices
+
+    /** The smallest and largest indexed value (as longs), None without a side. */
+    def valueRange: Option[(Long, Long)] =
+      if (!hasPositive && !hasNegative) None
+      else Some((if (hasNegative) -negative.max else positive.smallest, if (hasPositive) positive.max else -negative.smallest))
 
     private def equal(v: Long): RoaringBitmap =
       if (v == Long.MinValue) new RoaringBitmap

@@ -399,20 +399,49 @@ object BitmapIndex {
           if (compare(directory(mid), longKey, bytesKey) <= 0) { found = mid; lo = mid + 1 }
           else hi = mid - 1
         }
-        if (found < 0) null
-        else {
-          val entries = block(found)
-          var l = 0
-          var h = entries.length - 1
-          var hit: Entry = null
-          while (l <= h && hit == null) {
-            val mid = (l + h) >>> 1
-            val c = compare(entries(mid), longKey, bytesKey)
-            if (c == 0) hit = entries(mid) else if (c < 0) l = mid + 1 else h = mid - 1
-          }
-          hit
-        }
+        if (found < 0) null else findInBlock(found, longKey, bytesKey)
       }
+
+    /** The entry of a key in v2 block `i`, searched in place (a lookup does not parse the whole
+      * block): by bisection over fixed-width entries, by a scan of the sorted string entries. */
+    private def findInBlock(i: Int, longKey: Long, bytesKey: Array[Byte]): Entry = {
+      val bytes = in.bytes
+      val r = new ByteReader(bytes, in.source, blocksStart + directory(i).offset, blocksStart + blockEnds(i))
+      val n = r.i32BE("bitmap block entryCount")
+      checkCount(n, minKeySize + 8, "bitmap block entry count", r)
+      val first = r.pos
+      if (!bytesKeys) {
+        val width = IndexValue.keyWidth(t)
+        val size = width + 8
+        var (l, h) = (0, n - 1)
+        while (l <= h) {
+          val mid = (l + h) >>> 1
+          val at = first + mid * size
+          var v = 0L
+          var k = 0
+          while (k < width) { v = (v << 8) | (bytes(at + k) & 0xff); k += 1 }
+          if (width < 8) v = (v << (64 - 8 * width)) >> (64 - 8 * width)
+          val c = IndexValue.compareKeys(t, v, longKey)
+          if (c == 0) return new Entry(v, null, ByteReader.i32BE(bytes, at + width), ByteReader.i32BE(bytes, at + width + 4))
+          if (c < 0) l = mid + 1 else h = mid - 1
+        }
+        null
+      } else {
+        var k = 0
+        while (k < n) {
+          val at = r.pos
+          val len = r.i32BE("bitmap key length")
+          if (len < 0) r.fail(s"bitmap key: a string key length >= 0, found $len", at.toLong)
+          r.require(len + 8L, "bitmap key and its offset and length")
+          val c = java.util.Arrays.compareUnsigned(bytes, r.pos, r.pos + len, bytesKey, 0, bytesKey.length)
+          if (c == 0) return new Entry(0L, bytesKey, ByteReader.i32BE(bytes, r.pos + len), ByteReader.i32BE(bytes, r.pos + len + 4))
+          if (c > 0) return null
+          r.skip(len + 8, "bitmap entry")
+          k += 1
+        }
+        null
+      }
+    }
 
     private def bitmapAt(offset: Int, length: Int): RoaringBitmap =
       if (offset < 0) RoaringBitmap.bitmapOf(~offset)
@@ -438,6 +467,12 @@ object BitmapIndex {
 
     /** Every distinct non-null key of the index is read when its block is: for tests and tools. */
     def keyCountInMeta: Int = keyCount
+
+    /** The rows of every non-null key (loads every block and bitmap: validates the payload). */
+    def keyRows: Iterator[RoaringBitmap] = {
+      val entries = if (version == 1) v1Entries.valuesIterator else directory.indices.iterator.flatMap(i => block(i).iterator)
+      entries.map(e => bitmapAt(e.offset, e.length))
+    }
 
     private def complement(rows: RoaringBitmap): RoaringBitmap = {
       val all = new RoaringBitmap

@@ -47,6 +47,7 @@ object BloomFilterIndex {
   def hash(t: KeyType, value: Any): Long =
     if (IndexValue.isBytes(t)) FastHash.xxh64(IndexValue.toBytes(t, value)) else FastHash.wang64(IndexValue.toLong(t, value))
 
+
   /** Options `items` / `fpp` of Paimon's option map (`file-index.bloom-filter.<column>.*`). */
   def writer(t: KeyType, options: Map[String, String] = Map.empty): Writer = {
     val items = options.get("items").map(_.trim.toInt).getOrElse(DefaultItems)
@@ -66,7 +67,17 @@ object BloomFilterIndex {
     private val (numBits, numHashes) = sizing(items, fpp)
     private val bits = new Array[Byte](numBits / 8)
 
-    def write(value: Any): Unit = if (value != null) addHash(hash(t, value))
+    private val intKeys = t == IntType
+    private val longKeys = t == BigIntType
+
+    /** The common boxed INT and BIGINT values are hashed directly (the per-row path; Paimon
+      * likewise picks its hash function once per writer). */
+    def write(value: Any): Unit = value match {
+      case null                 =>
+      case i: Int if intKeys    => addHash(FastHash.wang64(i.toLong))
+      case l: Long if longKeys  => addHash(FastHash.wang64(l))
+      case v                    => addHash(hash(t, v))
+    }
 
     /** Adds a value by its FastHash. */
     def addHash(h: Long): Unit = {
@@ -126,6 +137,9 @@ object BloomFilterIndex {
     }
 
     def mightContain(value: Any): Boolean = value == null || mightContainHash(hash(t, value))
+
+    /** How many of the `numBits` bits are set. */
+    def bitsSet: Long = (bitsAt until bitsAt + numBits / 8).foldLeft(0L)((n, i) => n + Integer.bitCount(bytes(i) & 0xff))
 
     def evaluate(op: Op, literals: Seq[Any]): FileIndexResult = op match {
       case Op.Equal | Op.In =>

@@ -102,7 +102,7 @@ object Predicate {
   final case class Or(children: Seq[Predicate]) extends Predicate
 }
 
-/** Paimon's `FileIndexPredicate` over one container (spec §8).
+/** Paimon's `FileIndexPredicate` over the index readers of one data file: a container's, or any lookup (spec §8).
   *
   * {{{
   * leaf   REMAIN, AND-ed with the answer of every index of the column, stopping once it does
@@ -117,8 +117,11 @@ object Predicate {
   * empty row set when two indexes both exclude the file (this one reports the empty row set, as
   * the vectors' Paimon run did); `remain` and the rows do not depend on it.
   */
-final class FileIndexPredicate(container: FileIndexContainer, types: String => Option[KeyType]) {
+final class FileIndexPredicate(lookup: String => Seq[FileIndexReader]) {
   private val readers = scala.collection.mutable.HashMap.empty[String, Seq[FileIndexReader]]
+
+  def this(container: FileIndexContainer, types: String => Option[KeyType]) =
+    this((column: String) => types(column).map(t => container.readers(column, t)).getOrElse(Nil))
 
   def this(container: FileIndexContainer, fields: Seq[DataField]) = this(container, FileIndexPredicate.fieldTypes(fields))
 
@@ -126,7 +129,7 @@ final class FileIndexPredicate(container: FileIndexContainer, types: String => O
   def readersOf(column: String): Seq[FileIndexReader] =
     readers.getOrElseUpdate(
       column,
-      types(column).map(t => container.readers(column, t)).getOrElse(Nil).sortBy {
+      lookup(column).sortBy {
         case _: BitmapIndex.Reader | _: BitSliceIndex.Reader => 0
         case _                                               => 1
       }

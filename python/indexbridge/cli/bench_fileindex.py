@@ -1,0 +1,112 @@
+"""`indexbridge bench fileindex`: building and querying file indexes (bloom-filter, bitmap, bsi)
+with ours, in Scala and in Python, against Paimon 1.4.2's own writers and readers measured in
+the same run on the same columns (DESIGN rule 7). No number here is asserted.
+
+Columns (``--rows`` per data file, seeded): unique longs (a permutation, 2% nulls), a
+low-cardinality INT (100 values, 5% nulls) and skewed strings (Zipf over 10,000 values, 2%
+nulls). Build: one index over the column; query: open the payload and ask ``--queries``
+equalities for values of the column. Times are the best of ``--rounds``; ratios are
+ours / Paimon (below 1: ours is faster). Targets: Scala <= 1.0, Python <= 2.0.
+
+The columns go to the JVM as files (DESIGN rule 2), where ``io.indexbridge.bench.FileIndexBench``
+times both JVM sides and leaves Paimon's payloads for the byte comparison of the Python ones.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from indexbridge.cli.bench import PAIMON_BUNDLE, best_time
+from indexbridge.paimon.fileindex.container import INDEX_TYPES, build_index
+from indexbridge.paimon.fileindex.values import DataType
+
+def columns(rows: int, seed: int = 42) -> list[dict]:
+    """The benchmark columns: name, SQL type, index types with their options, values (Arrow)."""
+    rng = np.random.default_rng(seed)
+    unique = rng.permutation(rows).astype(np.int64)
+    low = rng.integers(0, 100, rows).astype(np.int64)
+    ranks = np.minimum(rng.zipf(1.3, rows), 10_000)
+    names = np.array([f"user-{k}" for k in range(10_001)], dtype=object)
+    bloom = {"items": str(rows)}
+    return [
+        {"name": "unique_long", "type": "BIGINT", "indexes": ["bloom-filter", "bitmap", "bsi"], "options": {"bloom-filter": bloom},
+         "values": pa.array(unique, mask=rng.random(rows) < 0.02)},
+        {"name": "low_card_int", "type": "INT", "indexes": ["bloom-filter", "bitmap", "bsi"], "options": {"bloom-filter": bloom},
+         "values": pa.array(low.astype(np.int32), mask=rng.random(rows) < 0.05)},
+        {"name": "skewed_string", "type": "STRING", "indexes": ["bloom-filter", "bitmap"], "options": {"bloom-filter": bloom},
+         "values": pa.array(names[ranks], pa.string(), mask=rng.random(rows) < 0.02)},
+    ]  # fmt: skip
+
+
+def _write_column(out: Path, column: dict, literal_rows: np.ndarray) -> None:
+    """The layout FileIndexBench reads (its docstring)."""
+    values: pa.Array = column["values"]
+    name = column["name"]
+    (out / f"{name}.valid").write_bytes(values.is_valid().to_numpy(zero_copy_only=False).astype(np.uint8).tobytes())
+    if pa.types.is_string(values.type):
+        filled = pa.concat_arrays([values.fill_null("")])  # offset 0, no nulls
+        offsets = np.frombuffer(filled.buffers()[1], "<i4", len(filled) + 1)
+        (out / f"{name}.offsets").write_bytes(offsets.tobytes())
+        (out / f"{name}.utf8").write_bytes(filled.buffers()[2].to_pybytes()[: offsets[-1]])
+    else:
+        (out / f"{name}.longs").write_bytes(values.fill_null(0).to_numpy().astype("<i8").tobytes())
+    (out / f"{name}.literals").write_bytes(literal_rows.astype("<i8").tobytes())
+
+
+def _ratio(ours: float, paimon: float) -> str:
+    return f"{ours / paimon:6.2f}"
+
+
+def run(args) -> int:
+    from indexbridge.jvm import jvm_with
+
+    if not PAIMON_BUNDLE.is_file():
+        print(f"indexbridge: error: Paimon's jar (the baseline) is missing at {PAIMON_BUNDLE}: run scripts/bootstrap.sh")
+        return 2
+    rng = np.random.default_rng(7)
+    cols = columns(args.rows)
+    print(f"indexbridge bench fileindex: {args.rows} rows per file, {args.queries} equality queries, best of {args.rounds}")
+    print("times in ms; ratio = ours / Paimon (targets: Scala <= 1.0, Python <= 2.0)")
+    print(f"{'column':<14} {'index':<13} {'':<6} {'Paimon':>9} {'Scala':>9} {'Python':>9} {'Scala/P':>8} {'Python/P':>9}  bytes")
+    with tempfile.TemporaryDirectory(prefix="ib-bench-fileindex-") as tmp:
+        out = Path(tmp)
+        literal_rows = {}
+        for c in cols:
+            valid_rows = np.flatnonzero(c["values"].is_valid().to_numpy(zero_copy_only=False))
+            literal_rows[c["name"]] = rng.choice(valid_rows, args.queries)
+            _write_column(out, c, literal_rows[c["name"]])
+        spec = [{k: c[k] for k in ("name", "type", "indexes", "options")} for c in cols]
+        report = json.loads(jvm_with(PAIMON_BUNDLE).io.indexbridge.bench.FileIndexBench.run(str(out), json.dumps(spec), args.rounds))
+        jvm_rows = {(r["column"], r["index_type"]): r for r in report}
+        for c in cols:
+            t = DataType.from_sql(c["type"])
+            literals = c["values"].take(pa.array(literal_rows[c["name"]])).to_pylist()
+            for index_type in c["indexes"]:
+                options = c["options"].get(index_type, {})
+                payload = b""
+
+                def build() -> None:
+                    nonlocal payload
+                    payload = build_index(index_type, t, c["values"], options)
+
+                build_py = best_time(build, args.rounds)
+                paimon_bytes = (out / f"{c['name']}.{index_type}.paimon").read_bytes()
+
+                def query() -> None:
+                    reader = INDEX_TYPES[index_type].read(payload, t)
+                    for v in literals:
+                        reader.query("equal", [v]).remain
+
+                query_py = best_time(query, args.rounds)
+                r = jvm_rows[(c["name"], index_type)]
+                same = ("scala=" + ("same" if r["bytes_equal"] else "DIFFERENT")) + " python=" + ("same" if payload == paimon_bytes else "DIFFERENT")
+                for what, ours_s, paimon_s, py_s in (("build", r["build_ours_s"], r["build_paimon_s"], build_py),
+                                                     ("query", r["query_ours_s"], r["query_paimon_s"], query_py)):  # fmt: skip
+                    print(f"{c['name']:<14} {index_type:<13} {what:<6} {paimon_s * 1e3:9.1f} {ours_s * 1e3:9.1f} {py_s * 1e3:9.1f} "
+                          f"{_ratio(ours_s, paimon_s):>8} {_ratio(py_s, paimon_s):>9}  {same if what == 'build' else ''}")  # fmt: skip
+    return 0
