@@ -181,26 +181,10 @@ object FileIndexConformance {
       (actual, expected.get("rows")) match {
         case (FileIndexResult.Rows(rows), node) if node != null =>
           expect(s"$what: cardinality", node.path("cardinality").asLong, rows.getLongCardinality)
-          expectSeq(s"$what: ranges", node.path("ranges").asScala.toList.map(r => (r.get(0).asLong, r.get(1).asLong)), ranges(rows))
+          expectSeq(s"$what: ranges", node.path("ranges").asScala.toList.map(r => (r.get(0).asLong, r.get(1).asLong)), PaimonConformance.halfOpenRanges(f => rows.forEach((r: Int) => f(r.toLong & 0xffffffffL))))
         case _ =>
       }
     }
-  }
-
-  /** Half-open ranges `[start, end)` of a row set. */
-  private def ranges(rows: RoaringBitmap): Seq[(Long, Long)] = {
-    val out = ArrayBuffer.empty[(Long, Long)]
-    var start, end = -1L
-    rows.forEach { (r: Int) =>
-      val p = r.toLong & 0xffffffffL
-      if (p != end) {
-        if (start >= 0) out += ((start, end))
-        start = p
-      }
-      end = p + 1
-    }
-    if (start >= 0) out += ((start, end))
-    out.toList
   }
 
   private def sha256(b: Array[Byte]): String = hex.formatHex(MessageDigest.getInstance("SHA-256").digest(b))

@@ -201,7 +201,7 @@ object PaimonConformance {
     private def expectPositions(what: String, rowSet: JsonNode, dv: DeletionVector): Unit = {
       expect(s"$what: cardinality", rowSet.path("cardinality").asLong, dv.cardinality)
       val expected = rowSet.path("ranges").asScala.toList.map(r => (r.get(0).asLong, r.get(1).asLong))
-      expectSeq(s"$what: ranges", expected, positionRanges(dv))
+      expectSeq(s"$what: ranges", expected, halfOpenRanges(dv.foreachPosition))
     }
   }
 
@@ -212,11 +212,12 @@ object PaimonConformance {
     out.result()
   }
 
-  /** The half-open ranges `[start, end)` of a DV's positions. */
-  private def positionRanges(dv: DeletionVector): Seq[(Long, Long)] = {
+  /** The half-open ranges `[start, end)` of the ascending positions `each` visits (a DV's, a
+    * row set's): how the vectors record them. */
+  private[conformance] def halfOpenRanges(each: (Long => Unit) => Unit): Seq[(Long, Long)] = {
     val out = ArrayBuffer.empty[(Long, Long)]
     var start, end = -1L
-    dv.foreachPosition { p =>
+    each { p =>
       if (p != end) {
         if (start >= 0) out += ((start, end))
         start = p
