@@ -88,27 +88,6 @@ class PaimonCrossCheckSpec extends AnyFunSuite with ScalaCheckPropertyChecks {
     }
   }
 
-  private def sqlOf(t: KeyType): String = t match {
-    case BooleanType                => "BOOLEAN"
-    case TinyIntType                => "TINYINT"
-    case SmallIntType               => "SMALLINT"
-    case IntType                    => "INT"
-    case BigIntType                 => "BIGINT"
-    case FloatType                  => "FLOAT"
-    case DoubleType                 => "DOUBLE"
-    case DateType                   => "DATE"
-    case TimeType(p)                => s"TIME($p)"
-    case TimestampType(p)           => s"TIMESTAMP($p)"
-    case LocalZonedTimestampType(p) => s"TIMESTAMP($p) WITH LOCAL TIME ZONE"
-    case CharType(n)                => s"CHAR($n)"
-    case VarCharType(Int.MaxValue)  => "STRING"
-    case VarCharType(n)             => s"VARCHAR($n)"
-    case BinaryType(n)              => s"BINARY($n)"
-    case VarBinaryType(Int.MaxValue) => "BYTES"
-    case VarBinaryType(n)           => s"VARBINARY($n)"
-    case DecimalType(p, s)          => s"DECIMAL($p, $s)"
-  }
-
   private val keyTypes: Gen[KeyType] = Gen.oneOf(
     Gen.oneOf(BooleanType, TinyIntType, SmallIntType, IntType, BigIntType, FloatType, DoubleType, DateType),
     Gen.choose(0, 9).map(TimeType(_)),
@@ -152,7 +131,7 @@ class PaimonCrossCheckSpec extends AnyFunSuite with ScalaCheckPropertyChecks {
     val arity = Gen.frequency(8 -> Gen.choose(1, 8), 1 -> Gen.choose(55, 70))
     val rows = arity.flatMap(n => Gen.listOfN(n, keyTypes)).flatMap(ts => Gen.sequence[List[Any], Any](ts.map(valueOf)).map(ts -> _))
     forAll(rows, minSuccessful(300)) { case (types, values) =>
-      val sql = types.map(sqlOf)
+      val sql = types.map(fileindex.FileIndexGen.sqlOf)
       assert(sql.map(KeyType.parse) == types)
       val paimonTypes: Seq[DataType] = sql.map(DataTypeJsonParser.parseAtomicTypeSQLString)
       val row = new InternalRowSerializer(paimonTypes: _*)
