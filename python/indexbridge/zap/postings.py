@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -73,27 +73,34 @@ def is_one_hit(value: int) -> bool:
     return value & ENCODING_MASK == ONE_HIT_FLAG
 
 
+@lru_cache(maxsize=1 << 14)
 def encode_freq_norm(freq: int, has_locs: bool, bits: int) -> bytes:
-    """A hit's freq/norm entry: uvarint (freq << 1 | hasLocs), uvarint norm bits."""
+    """A hit's freq/norm entry: uvarint (freq << 1 | hasLocs), uvarint norm bits (cached: few distinct)."""
     return small_uvarint(freq << 1 | has_locs) + small_uvarint(bits)
+
+
+def put_location(out: bytearray, field_id: int, pos: int, start: int, end: int, array_positions: Sequence[int]) -> None:
+    """Append one location: uvarint fieldId, pos, start, end, numArrayPositions, arrayPosition × n."""
+    put_uvarint(out, field_id)
+    put_uvarint(out, pos)
+    put_uvarint(out, start)
+    put_uvarint(out, end)
+    put_uvarint(out, len(array_positions))
+    for ap in array_positions:
+        put_uvarint(out, ap)
+
+
+def location_entry(body: bytes | bytearray) -> bytes:
+    """A hit's location entry from its encoded locations: ``uvarint numBytes`` and them (empty bytes if none)."""
+    return small_uvarint(len(body)) + body if body else b""
 
 
 def encode_locations(locations: list[Location] | tuple[Location, ...]) -> bytes:
     """A hit's location entry: ``uvarint numBytes`` and the locations (empty bytes if none)."""
-    if not locations:
-        return b""
     body = bytearray()
     for loc in locations:
-        put_uvarint(body, loc.field_id)
-        put_uvarint(body, loc.pos)
-        put_uvarint(body, loc.start)
-        put_uvarint(body, loc.end)
-        put_uvarint(body, len(loc.array_positions))
-        for ap in loc.array_positions:
-            put_uvarint(body, ap)
-    out = bytearray()
-    put_uvarint(out, len(body))
-    return bytes(out + body)
+        put_location(body, loc.field_id, loc.pos, loc.start, loc.end, loc.array_positions)
+    return location_entry(body)
 
 
 def num_chunks(num_docs: int, chunk_factor: int) -> int:

@@ -36,13 +36,13 @@ from indexbridge.zap.analysis import ID_FIELD_NAME, Document
 from indexbridge.zap.docvalues import NOT_UNINVERTED, DocValueSection, split_terms
 from indexbridge.zap.fst import Fst, FstBuilder
 from indexbridge.zap.postings import (
-    Location,
     PostingsList,
     encode_freq_norm,
-    encode_locations,
     is_one_hit,
+    location_entry,
     norm_bits,
     num_chunks,
+    put_location,
     write_postings,
 )
 from indexbridge.zap.stored import StoredValue
@@ -87,13 +87,14 @@ def build_segment(documents: Sequence[Document], chunk_factor: int = DEFAULT_CHU
     field_names = field_order(names)
     ids = {name: i for i, name in enumerate(field_names)}
     num_fields = len(field_names)
-    postings: list[dict[bytes, list]] = [{} for _ in field_names]
+    # field -> term -> hits as (docNum, freq/norm entry, location entry), both already encoded
+    postings: list[dict[bytes, list[tuple[int, bytes, bytes]]]] = [{} for _ in field_names]
     has_docvalues = [False] * num_fields
 
     out = bytearray()
     stored_offsets = []
     for doc_num, doc in enumerate(documents):
-        per_field: dict[int, tuple[list[int], dict[bytes, list]]] = {}  # fid -> ([field length], term -> [freq, locations])
+        per_field: dict[int, tuple[list[int], dict[bytes, list]]] = {}  # fid -> ([field length], term -> [freq, encoded locations])
         for instance in chain(doc.composite_fields, doc.fields):  # composites first, then document order
             fid = ids[instance.name]
             slot = per_field.get(fid)
@@ -102,25 +103,22 @@ def build_segment(documents: Sequence[Document], chunk_factor: int = DEFAULT_CHU
             slot[0][0] += instance.length
             merged = slot[1]
             for token in instance.tokens or ():
-                locations = [
-                    Location(ids[loc.field] if loc.field else fid, loc.pos, loc.start, loc.end, tuple(loc.array_positions))
-                    for loc in token.locations
-                ] if token.locations else []
                 entry = merged.get(token.term)
                 if entry is None:
-                    merged[token.term] = [token.freq, locations]
-                else:
-                    entry[0] += token.freq
-                    entry[1].extend(locations)
+                    entry = merged[token.term] = [0, bytearray()]
+                entry[0] += token.freq
+                for loc in token.locations or ():
+                    put_location(entry[1], ids[loc.field] if loc.field else fid, loc.pos, loc.start, loc.end, loc.array_positions)
         for fid, ((length,), merged) in per_field.items():
             bits = norm_bits(length)
             field_postings = postings[fid]
             for term, (freq, locations) in merged.items():
+                hit = (doc_num, encode_freq_norm(freq, bool(locations), bits), location_entry(locations))
                 hits = field_postings.get(term)
                 if hits is None:
-                    field_postings[term] = [(doc_num, freq, bits, locations)]
+                    field_postings[term] = [hit]
                 else:
-                    hits.append((doc_num, freq, bits, locations))
+                    hits.append(hit)
 
         doc_id = None
         values = []
@@ -156,14 +154,7 @@ def build_segment(documents: Sequence[Document], chunk_factor: int = DEFAULT_CHU
             for term in sorted(postings[fid]):
                 hits = postings[fid][term]
                 docs = [h[0] for h in hits]
-                offset = write_postings(
-                    out,
-                    docs,
-                    [encode_freq_norm(freq, bool(locs), bits) for _, freq, bits, locs in hits],
-                    [encode_locations(locs) for _, _, _, locs in hits],
-                    chunk_factor,
-                    chunks,
-                )
+                offset = write_postings(out, docs, [h[1] for h in hits], [h[2] for h in hits], chunk_factor, chunks)
                 builder.insert(term, offset)
                 if doc_terms is not None:
                     for doc in docs:

@@ -7,6 +7,7 @@ import scala.collection.immutable.ArraySeq
 import scala.collection.mutable
 import scala.reflect.ClassTag
 import scala.io.Source
+import scala.jdk.CollectionConverters._
 
 /** bleve v1.0.14's analyzers and document mapping: raw values to the writer's input ([[Document]]).
   *
@@ -167,11 +168,20 @@ object Analyzer {
     (rows.map(r => Integer.parseInt(r(0), 16)), rows.map(r => Integer.parseInt(r(1), 16)))
   }
 
-  private def isLetter(cp: Int): Boolean = {
+  private def isLetterRange(cp: Int): Boolean = {
     val k = java.util.Arrays.binarySearch(letterFirst, cp)
     val i = if (k >= 0) k else -k - 2
     i >= 0 && cp <= letterLast(i)
   }
+
+  /** The BMP answers of [[isLetterRange]], looked up per code point instead of searched. */
+  private val bmpLetter: java.util.BitSet = {
+    val bits = new java.util.BitSet(0x10000)
+    for (i <- letterFirst.indices if letterFirst(i) < 0x10000) bits.set(letterFirst(i), math.min(letterLast(i), 0xffff) + 1)
+    bits
+  }
+
+  private def isLetter(cp: Int): Boolean = if (cp < 0x10000) bmpLetter.get(cp) else isLetterRange(cp)
 
   /** tokenizer/character with unicode.IsLetter; it stops at U+FFFD (Go's utf8.RuneError). */
   private def letterSpans(cps: Array[Int]): mutable.ArrayBuilder.ofInt = {
@@ -260,8 +270,8 @@ object Analyzer {
   }
 
   // ASCII: a term is one iff its bytes, read as ISO-8859-1, are
-  private val stopWords: Set[String] = tableLines("stop_en.txt").map(_(0)).toSet
-  private val longestStopWord = stopWords.map(_.length).max
+  private val stopWords: java.util.HashSet[String] = new java.util.HashSet(tableLines("stop_en.txt").map(_(0)).toSeq.asJava)
+  private val longestStopWord = stopWords.asScala.map(_.length).max
 
   private def isStopWord(term: Array[Byte]): Boolean =
     term.length <= longestStopWord && stopWords.contains(new String(term, java.nio.charset.StandardCharsets.ISO_8859_1))
@@ -361,8 +371,8 @@ object Analysis {
   }
 
   /** analysis.TokenFrequencies: term (bytes as an ISO-8859-1 string key) -> frequency. */
-  private final class Frequencies {
-    val terms = new java.util.HashMap[String, Frequency]
+  private final class Frequencies(expectedTerms: Int) {
+    val terms = new java.util.HashMap[String, Frequency](expectedTerms * 4 / 3 + 1) // sized: no rehashing while filled
     def entry(key: String, term: Array[Byte]): Frequency = {
       var e = terms.get(key)
       if (e == null) { e = new Frequency(term); terms.put(key, e) }
@@ -390,7 +400,7 @@ object Analysis {
   def analyzeDocument(docId: String, values: Seq[(String, Any)], mappings: Seq[FieldMapping], allField: Boolean = true): Document = {
     val byName = mappings.map(m => m.name -> m).toMap
     val fields = IndexedSeq.newBuilder[DocField]
-    val all = new Frequencies
+    val all = new Frequencies(16)
     var allLength = 0
     for ((name, value) <- values) {
       val mapping = byName.getOrElse(name, throw new IllegalArgumentException(s"document '$docId': no mapping for field '$name'"))
@@ -405,7 +415,7 @@ object Analysis {
         else {
           val inAll = allField && mapping.includeInAll
           val locationField = if (inAll) name else "" // bleve's _all composition renames the field's own locations
-          val freqs = new Frequencies
+          val freqs = new Frequencies(tokens.length)
           for (t <- tokens) {
             val e = freqs.entry(t.term)
             e.freq += 1

@@ -91,8 +91,11 @@ object SegmentWriter {
     def compareTo(o: Term): Int = java.util.Arrays.compareUnsigned(bytes, o.bytes)
   }
 
-  /** One term of one field of the current document: summed freq and encoded locations. */
-  private final class DocTerm {
+  /** One term of one field: its postings so far, and its summed freq and encoded locations in
+    * the current document (`doc`, -1 before the term's first hit). One hash lookup per token. */
+  private final class TermState {
+    val postings = new PostingsBuilder
+    var doc = -1
     var freq = 0
     val locs = new ByteSink(16)
   }
@@ -102,13 +105,14 @@ object SegmentWriter {
       sortNames(docs.iterator.flatMap(d => d.fields.iterator.map(_.name) ++ d.composites.iterator.map(_.name)).toSet)
     private val fieldIds: Map[String, Int] = names.zipWithIndex.toMap
     private val numFields = names.length
-    private val postings = Array.fill(numFields)(new java.util.HashMap[Term, PostingsBuilder])
+    private val postings = Array.fill(numFields)(new java.util.HashMap[Term, TermState])
     private val docValues = new Array[Boolean](numFields)
     private val out = new ByteSink(1 << 16)
 
     // per-document state
     private val fieldLens = new Array[Int](numFields)
-    private val docTerms = Array.fill(numFields)(new java.util.LinkedHashMap[Term, DocTerm])
+    private var currentDoc = -1
+    private val docTerms = Array.fill(numFields)(new ArrayBuffer[TermState]) // terms the current document hit
     private val touched = new Array[Boolean](numFields)
     private val touchedList = new Array[Int](numFields)
     private var touchedCount = 0
@@ -119,11 +123,12 @@ object SegmentWriter {
     private def visit(fid: Int, length: Int, tokens: IndexedSeq[Token]): Unit = {
       if (!touched(fid)) { touched(fid) = true; touchedList(touchedCount) = fid; touchedCount += 1 }
       fieldLens(fid) = (fieldLens(fid) + length) & 0xffff // Go sums into a uint16
-      val terms = docTerms(fid)
+      val terms = postings(fid)
       for (t <- tokens) {
         val key = new Term(t.term)
         var dt = terms.get(key)
-        if (dt == null) { dt = new DocTerm; terms.put(key, dt) }
+        if (dt == null) { dt = new TermState; terms.put(key, dt) }
+        if (dt.doc != currentDoc) { dt.doc = currentDoc; dt.freq = 0; dt.locs.clear(); docTerms(fid) += dt }
         dt.freq += t.freq
         for (l <- t.locations) {
           dt.locs.uvarint((if (l.field.isEmpty) fid else fieldId(l.field)).toLong)
@@ -140,6 +145,7 @@ object SegmentWriter {
       val storedOffsets = new Array[Long](numDocs)
       val perField = Array.fill(numFields)(ArrayBuffer.empty[StoredValue])
       for ((doc, docNum) <- docs.zipWithIndex) {
+        currentDoc = docNum
         for (c <- doc.composites) visit(fieldId(c.name), c.length, c.tokens)
         for (f <- doc.fields) visit(fieldId(f.name), f.length, if (f.tokens == null) IndexedSeq.empty else f.tokens)
         // hits of this document
@@ -147,14 +153,7 @@ object SegmentWriter {
         while (i < touchedCount) {
           val fid = touchedList(i)
           val normBits = java.lang.Float.floatToRawIntBits((1.0 / math.sqrt(fieldLens(fid).toDouble)).toFloat)
-          val it = docTerms(fid).entrySet.iterator
-          while (it.hasNext) {
-            val e = it.next()
-            var pb = postings(fid).get(e.getKey)
-            if (pb == null) { pb = new PostingsBuilder; postings(fid).put(e.getKey, pb) }
-            val dt = e.getValue
-            pb.add(docNum, dt.freq, normBits, dt.locs.array, 0, dt.locs.size)
-          }
+          for (dt <- docTerms(fid)) dt.postings.add(docNum, dt.freq, normBits, dt.locs.array, 0, dt.locs.size)
           docTerms(fid).clear()
           fieldLens(fid) = 0
           touched(fid) = false
@@ -189,7 +188,7 @@ object SegmentWriter {
         val terms = postings(fid).keySet.toArray(new Array[Term](0))
         java.util.Arrays.sort(terms.asInstanceOf[Array[AnyRef]])
         fst.reset()
-        for (t <- terms) fst.insert(t.bytes, postings(fid).get(t).write(out, chunkFactor, chunks))
+        for (t <- terms) fst.insert(t.bytes, postings(fid).get(t).postings.write(out, chunkFactor, chunks))
         val fstBytes = fst.finish()
         dictOffsets(fid) = out.size.toLong
         out.uvarint(fstBytes.length.toLong)
@@ -198,7 +197,7 @@ object SegmentWriter {
           // per doc: its terms in byte order, each followed by 0xFF
           val values = new Array[ByteSink](numDocs)
           for (t <- terms) {
-            val pb = postings(fid).get(t)
+            val pb = postings(fid).get(t).postings
             pb.foreachDoc { d =>
               if (values(d) == null) values(d) = new ByteSink(16)
               values(d).bytes(t.bytes); values(d).u8(0xff)
