@@ -13,7 +13,7 @@ bin/sbt test >target/sbt-test.log 2>&1 &
 sbt_pid=$!
 trap 'kill "$sbt_pid" 2>/dev/null || true' EXIT
 set +e
-.venv/bin/python -m pytest -q "$@" >target/pytest.log 2>&1
+.venv/bin/python -m pytest -q --durations=15 "$@" >target/pytest.log 2>&1
 pytest_status=$?
 wait "$sbt_pid"
 sbt_status=$?
