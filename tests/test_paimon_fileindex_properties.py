@@ -452,15 +452,14 @@ def test_bitmap_passes_the_key_comparator_to_the_hashmap_model(monkeypatch):
 
     seen = {}
 
-    def fake(calls, hash_code, compare=None):
-        calls = list(calls)
-        seen["compare"], seen["calls"] = compare, calls
-        return sorted(set(calls))
+    def fake(hash_codes, another_call, compare=None):
+        seen["compare"], seen["keys"], seen["another_call"] = compare, len(hash_codes), another_call
+        return np.arange(len(hash_codes))
 
-    monkeypatch.setattr(bitmap, "hashmap_compute_if_absent_order", fake)
+    monkeypatch.setattr(bitmap, "compute_if_absent_order_of_new_keys", fake)
     BitmapIndex.build(DataType("FLOAT"), [0.0, -0.0, math.nan, 0.0])
-    compare, calls = seen["compare"], seen["calls"]
-    assert calls == [0, 1, 2, 0]  # first occurrences, then one call that may resize
+    compare = seen["compare"]
+    assert (seen["keys"], seen["another_call"]) == (3, True)  # first occurrences, then one call that may resize
     assert compare(1, 0) == -1 and compare(2, 0) == 1 and compare(0, 0) == 0  # -0.0 < 0.0 < NaN
 
 

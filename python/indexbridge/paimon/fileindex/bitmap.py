@@ -67,7 +67,7 @@ from indexbridge.paimon.fileindex.values import (
     sortable_key,
     factorize_column,
 )
-from indexbridge.paimon.javaorder import hashmap_compute_if_absent_order
+from indexbridge.paimon.javaorder import compute_if_absent_order_of_new_keys
 from indexbridge.roaring import bitmap_from_mask, bitmap_of, read_roaring32, serialize32
 
 VERSION_1 = 1
@@ -193,16 +193,15 @@ class BitmapIndex(IndexReader):
         starts = ends - counts
         for k, (start, end) in enumerate(zip(starts.tolist(), ends.tolist())):
             index._rows[uniques[k]] = int(grouped[start]) if end - start == 1 else bitmap_of(grouped[start:end])
-        # computeIfAbsent for every non-null row: only first occurrences insert; a later call
-        # matters only by performing the resize the previous insertion made due, which any call
-        # before the next insertion does. So: first occurrences, plus one call if any follows.
+        # computeIfAbsent for every non-null row: the keys in first-occurrence order, plus one
+        # call if any follows the last insertion (see hashmap_compute_if_absent_order)
         first_of_last = int(np.flatnonzero(codes == len(uniques) - 1)[0])
-        calls = list(range(len(uniques))) + ([0] if first_of_last < len(codes) - 1 else [])
         hash_codes = java_hash_codes(data_type, np.array(uniques, dtype=object if data_type.is_string else np.int64))
-        hashes = hash_codes.tolist()
         cmp = java_comparator(data_type)
-        order = hashmap_compute_if_absent_order(calls, hashes.__getitem__, lambda a, b: cmp(uniques[a], uniques[b]))
-        index._order = [uniques[i] for i in order]
+        order = compute_if_absent_order_of_new_keys(
+            hash_codes, first_of_last < len(codes) - 1, lambda a, b: cmp(uniques[a], uniques[b])
+        )
+        index._order = [uniques[i] for i in order.tolist()]
         return index
 
     @classmethod
