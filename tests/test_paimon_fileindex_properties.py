@@ -25,7 +25,7 @@ from indexbridge.paimon.fileindex.container import (
     read_mutf8,
     write_file_index,
 )
-from indexbridge.paimon.fileindex.fasthash import fast_hash, wang64
+from indexbridge.paimon.fileindex.fasthash import fast_hash, to_java_long, wang64
 from indexbridge.paimon.fileindex.predicate import REMAIN, SKIP, And, BitmapResult, EmptyIndex, Leaf, Or
 from indexbridge.paimon.fileindex.values import DataType, java_hash_codes
 from indexbridge.paimon.javaorder import hashmap_compute_if_absent_order
@@ -304,10 +304,23 @@ def test_bloom_sizing_examples():
     assert bloom_filter_size() == (4_792_536, 3)
 
 
-def test_wang64_array_equals_the_scalar():
+def _wang64_by_shifts(key: int) -> int:
+    """``FastHash.getLongHash`` as Paimon writes it, for the multiplications of ``wang64``."""
+    key = to_java_long(~key + (key << 21))
+    key ^= key >> 24
+    key = to_java_long(key + (key << 3) + (key << 8))
+    key ^= key >> 14
+    key = to_java_long(key + (key << 2) + (key << 4))
+    key ^= key >> 28
+    return to_java_long(key + (key << 31))
+
+
+def test_wang64_array_equals_the_scalar_and_the_shifts():
     rng = random.Random(3)
     keys = [rng.randint(-(1 << 63), (1 << 63) - 1) for _ in range(500)] + [0, -1, 1, (1 << 63) - 1, -(1 << 63)]
-    assert wang64_array(np.array(keys, np.int64)).tolist() == [wang64(k) for k in keys]
+    keys += [rng.randint(-100, 100) for _ in range(100)]
+    scalar = [wang64(k) for k in keys]
+    assert wang64_array(np.array(keys, np.int64)).tolist() == scalar == [_wang64_by_shifts(k) for k in keys]
 
 
 # ---------------------------------------------------------------------------------------------
