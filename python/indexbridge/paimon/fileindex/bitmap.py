@@ -121,8 +121,20 @@ class _KeyCodec:
             table = np.frombuffer(raw, dtype, count)
             keys = (table["k"] != 0).astype(np.int64) if self.t.root == "BOOLEAN" else table["k"].astype(np.int64)
             return list(zip(keys.tolist(), *(table[f"i{j}"].tolist() for j in range(ints))))
+        # string keys: a loop of bare unpack_from while the entries are sound; the first one
+        # that is not (or is cut short) is left to the checked loop below, which names it
         out = []
+        data, pos, end, ints_size = reader.data, reader.pos, reader.end, 4 * ints
+        unpack_ints = struct.Struct(">" + "i" * ints).unpack_from
         for _ in range(count):
+            n = _I32.unpack_from(data, pos)[0] if pos + 4 <= end else -1
+            key_end = pos + 4 + n
+            if n < 0 or key_end + ints_size > end:
+                break
+            out.append((bytes(data[pos + 4 : key_end]), *unpack_ints(data, key_end)))
+            pos = key_end + ints_size
+        reader.pos = pos
+        for _ in range(count - len(out)):
             at = reader.pos
             n = reader.i32_be("string key length")
             if n < 0:
