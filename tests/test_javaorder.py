@@ -13,9 +13,13 @@ from pathlib import Path
 import pytest
 
 from indexbridge.paimon.bucket import murmur_hash_bytes
+import numpy as np
+
+from indexbridge.paimon import javaorder
 from indexbridge.paimon.javaorder import (
     JavaHashMapOrder,
     binary_string_compare,
+    compute_if_absent_order_of_new_keys,
     hashmap_compute_if_absent_order,
     hashmap_put_order,
     java_number_compare,
@@ -92,6 +96,71 @@ def test_equal_hashes_in_a_tree_without_compare_are_refused():
     model = JavaHashMapOrder(identity)
     model.put_each(keys)
     assert model.treeified and sorted(model.keys()) == keys
+
+
+# ---------------------------------------------------------------------------------------------
+# The vectorised computeIfAbsent order against the exact model
+
+
+class _CountingFastPath:
+    """Wraps javaorder's fast path to count the calls it answered (not None)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch):
+        self.answered = self.refused = 0
+        inner = javaorder._order_without_tree_bins
+
+        def counted(spread: np.ndarray, another_call: bool) -> np.ndarray | None:
+            order = inner(spread, another_call)
+            self.answered += order is not None
+            self.refused += order is None
+            return order
+
+        monkeypatch.setattr(javaorder, "_order_without_tree_bins", counted)
+
+
+def _adversarial_int_keys(rng: random.Random) -> list[int]:
+    """Distinct ints: random, small, multiples of 2^shift (one bucket at every capacity), or
+    near multiples of a bucket count (chains of up to 7 that survive resizes)."""
+    kind, n = rng.randrange(4), rng.randrange(1, 2500)
+    if kind == 0:
+        pool = [rng.randrange(-(2**31), 2**31) for _ in range(n)]
+    elif kind == 1:
+        pool = [rng.randrange(n * 2) for _ in range(n)]
+    elif kind == 2:
+        shift = rng.randrange(4, 25)
+        pool = [to_java_int(rng.randrange(-300, 301) << shift) for _ in range(n)]
+    else:
+        step = rng.choice([16, 64, 256, 4096, 1 << 16])
+        pool = [to_java_int(rng.randrange(-(2**31), 2**31) // step * step + rng.randrange(4)) for _ in range(n)]
+    return list(dict.fromkeys(pool))
+
+
+def test_vectorised_compute_if_absent_order_equals_the_model(monkeypatch: pytest.MonkeyPatch):
+    fast = _CountingFastPath(monkeypatch)
+    for seed in range(250):
+        rng = random.Random(seed)
+        keys = _adversarial_int_keys(rng)
+        another_call = rng.random() < 0.5
+        model = JavaHashMapOrder(identity, java_number_compare)
+        model.compute_if_absent_each(keys + keys[:another_call])
+        compare = lambda a, b: java_number_compare(keys[a], keys[b])  # noqa: E731
+        order = compute_if_absent_order_of_new_keys(np.array(keys, np.int64), another_call, compare)
+        assert [keys[i] for i in order.tolist()] == model.keys(), seed
+        if model.treeified:
+            assert fast.refused, seed  # a tree bin is never left to the fast path
+    assert fast.answered > 150 and fast.refused > 30, (fast.answered, fast.refused)
+
+
+def test_vectorised_order_resizes_like_java_at_the_thresholds():
+    """n keys around each threshold 0.75 * capacity, with and without a trailing call: the
+    final capacity shows in the order of keys that share a bucket only at smaller capacities."""
+    for n in [1, 12, 13, 24, 25, 48, 49, 96, 97, 768, 769]:
+        keys = [(k * 0x9E3779B1) & 0x7FFFFFFF for k in range(n)]  # distinct, spread over buckets
+        for another_call in (False, True):
+            model = JavaHashMapOrder(identity)
+            model.compute_if_absent_each(keys + keys[:another_call])
+            order = javaorder._order_without_tree_bins(np.array(keys, np.uint32) ^ (np.array(keys, np.uint32) >> 16), another_call)
+            assert order is not None and [keys[i] for i in order.tolist()] == model.keys(), (n, another_call)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -289,7 +358,8 @@ def test_the_bulk_java_calls_are_put_and_compute_if_absent(j):
     assert _strings_back(j, _java_strings(j, strings), len(strings)) == strings
 
 
-def test_integer_keys_equal_java(j):
+def test_integer_keys_equal_java(j, monkeypatch: pytest.MonkeyPatch):
+    fast = _CountingFastPath(monkeypatch)
     treeified = untreeified = 0
     for seed in range(60):
         keys = _int_case(random.Random(seed))
@@ -299,13 +369,17 @@ def test_integer_keys_equal_java(j):
         assert put.keys() == _ints_back(_java_put_order(j, java_keys)), seed
         cia = JavaHashMapOrder(identity, java_number_compare)
         cia.compute_if_absent_each(keys)
-        assert cia.keys() == _ints_back(_java_compute_if_absent_order(j, java_keys)), seed
+        java_cia = _ints_back(_java_compute_if_absent_order(j, java_keys))
+        assert cia.keys() == java_cia, seed
+        assert hashmap_compute_if_absent_order(keys, identity, java_number_compare) == java_cia, seed
         treeified += put.treeified + cia.treeified
         untreeified += put.untreeified + cia.untreeified
     assert treeified > 20 and untreeified > 5, (treeified, untreeified)
+    assert fast.answered > 20 and fast.refused > 5, (fast.answered, fast.refused)
 
 
-def test_string_keys_equal_java(j):
+def test_string_keys_equal_java(j, monkeypatch: pytest.MonkeyPatch):
+    fast = _CountingFastPath(monkeypatch)
     treeified = 0
     for seed in range(60):
         keys = _string_case(random.Random(seed))
@@ -315,9 +389,12 @@ def test_string_keys_equal_java(j):
         assert put.keys() == _strings_back(j, _java_put_order(j, java_keys), len(put.keys())), seed
         cia = JavaHashMapOrder(java_string_hash, java_string_compare)
         cia.compute_if_absent_each(keys)
-        assert cia.keys() == _strings_back(j, _java_compute_if_absent_order(j, java_keys), len(cia.keys())), seed
+        java_cia = _strings_back(j, _java_compute_if_absent_order(j, java_keys), len(cia.keys()))
+        assert cia.keys() == java_cia, seed
+        assert hashmap_compute_if_absent_order(keys, java_string_hash, java_string_compare) == java_cia, seed
         treeified += put.treeified + cia.treeified
     assert treeified > 20, treeified
+    assert fast.answered > 0 and fast.refused > 40, (fast.answered, fast.refused)  # mostly colliding blocks
 
 
 def test_mixed_put_and_compute_if_absent_equal_java(j):

@@ -25,7 +25,7 @@ from indexbridge.paimon.fileindex.container import (
     read_mutf8,
     write_file_index,
 )
-from indexbridge.paimon.fileindex.fasthash import fast_hash, wang64
+from indexbridge.paimon.fileindex.fasthash import fast_hash, to_java_long, wang64
 from indexbridge.paimon.fileindex.predicate import REMAIN, SKIP, And, BitmapResult, EmptyIndex, Leaf, Or
 from indexbridge.paimon.fileindex.values import DataType, java_hash_codes
 from indexbridge.paimon.javaorder import hashmap_compute_if_absent_order
@@ -304,10 +304,23 @@ def test_bloom_sizing_examples():
     assert bloom_filter_size() == (4_792_536, 3)
 
 
-def test_wang64_array_equals_the_scalar():
+def _wang64_by_shifts(key: int) -> int:
+    """``FastHash.getLongHash`` as Paimon writes it, for the multiplications of ``wang64``."""
+    key = to_java_long(~key + (key << 21))
+    key ^= key >> 24
+    key = to_java_long(key + (key << 3) + (key << 8))
+    key ^= key >> 14
+    key = to_java_long(key + (key << 2) + (key << 4))
+    key ^= key >> 28
+    return to_java_long(key + (key << 31))
+
+
+def test_wang64_array_equals_the_scalar_and_the_shifts():
     rng = random.Random(3)
     keys = [rng.randint(-(1 << 63), (1 << 63) - 1) for _ in range(500)] + [0, -1, 1, (1 << 63) - 1, -(1 << 63)]
-    assert wang64_array(np.array(keys, np.int64)).tolist() == [wang64(k) for k in keys]
+    keys += [rng.randint(-100, 100) for _ in range(100)]
+    scalar = [wang64(k) for k in keys]
+    assert wang64_array(np.array(keys, np.int64)).tolist() == scalar == [_wang64_by_shifts(k) for k in keys]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -452,15 +465,14 @@ def test_bitmap_passes_the_key_comparator_to_the_hashmap_model(monkeypatch):
 
     seen = {}
 
-    def fake(calls, hash_code, compare=None):
-        calls = list(calls)
-        seen["compare"], seen["calls"] = compare, calls
-        return sorted(set(calls))
+    def fake(hash_codes, another_call, compare=None):
+        seen["compare"], seen["keys"], seen["another_call"] = compare, len(hash_codes), another_call
+        return np.arange(len(hash_codes))
 
-    monkeypatch.setattr(bitmap, "hashmap_compute_if_absent_order", fake)
+    monkeypatch.setattr(bitmap, "compute_if_absent_order_of_new_keys", fake)
     BitmapIndex.build(DataType("FLOAT"), [0.0, -0.0, math.nan, 0.0])
-    compare, calls = seen["compare"], seen["calls"]
-    assert calls == [0, 1, 2, 0]  # first occurrences, then one call that may resize
+    compare = seen["compare"]
+    assert (seen["keys"], seen["another_call"]) == (3, True)  # first occurrences, then one call that may resize
     assert compare(1, 0) == -1 and compare(2, 0) == 1 and compare(0, 0) == 0  # -0.0 < 0.0 < NaN
 
 

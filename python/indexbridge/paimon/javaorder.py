@@ -34,6 +34,16 @@ otherwise. Java breaks the remaining ties in a tree (equal hashes and no, or a z
 ``compareTo``) with ``System.identityHashCode``, which cannot be reproduced, so the model raises
 ``ValueError`` there instead of guessing.
 
+Fast path (:func:`compute_if_absent_order_of_new_keys`): while no chain reaches ``treeifyBin``,
+``computeIfAbsent`` of new keys resizes exactly when ``size > threshold`` at the start of a
+call, so the key inserted as the i-th (0-based) sees capacity ``max(16, the least power of two
+with i <= 0.75 * capacity)``. A key goes to the head of its chain and a resize split keeps the
+relative order, and the keys of one final bucket shared a bucket at every smaller capacity, so
+the final order is by bucket ``hash & (capacity - 1)``, then newest first, computed with numpy.
+No chain reaches ``treeifyBin`` (>= 7 keys before an insertion) iff at no capacity c does a
+bucket hold 8 of the keys inserted while the capacity was <= c: the 8th key of such a bucket
+was inserted at capacity c, or its bucket at c / 2 held 8 keys already.
+
 Keys are told apart with Python equality (a dict), so pass keys whose ``==`` matches Java's
 ``equals`` (e.g. not ``0.0`` and ``-0.0`` as floats, which Java's Double keeps apart).
 """
@@ -43,6 +53,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Iterable
 from typing import Generic, TypeVar
+
+import numpy as np
 
 K = TypeVar("K", bound=Hashable)
 
@@ -501,8 +513,54 @@ def hashmap_compute_if_absent_order(
     """Iteration order of ``new HashMap<>()`` after ``computeIfAbsent(k, ...)`` for each call.
 
     Every call counts, including repeated keys: a call may perform the resize that the
-    previous insertion made due.
+    previous insertion made due. Only first occurrences insert, and a repeat matters only by
+    performing that resize, which any call before the next insertion does; so the calls reduce
+    to the distinct keys plus whether any call follows the last insertion.
     """
-    model = JavaHashMapOrder(hash_code, compare)
-    model.compute_if_absent_each(calls)
-    return model.keys()
+    calls = list(calls)
+    keys = list(dict.fromkeys(calls))
+    if not keys:
+        return []
+    another_call = calls.count(calls[-1]) > 1  # the last call repeats a key: it follows the last insertion
+    hash_codes = np.fromiter((hash_code(k) for k in keys), np.int64, len(keys))
+    key_compare = None if compare is None else lambda a, b: compare(keys[a], keys[b])
+    return [keys[i] for i in compute_if_absent_order_of_new_keys(hash_codes, another_call, key_compare).tolist()]
+
+
+def compute_if_absent_order_of_new_keys(
+    hash_codes: np.ndarray, another_call: bool, compare: Callable[[int, int], int] | None = None
+) -> np.ndarray:
+    """Iteration order of ``new HashMap<>()`` after ``computeIfAbsent`` of n distinct keys in
+    turn, then one more call on a present key if ``another_call``: their positions 0..n-1 in
+    that order. ``hash_codes`` are the keys' ``hashCode`` (int64 holding the 32-bit value);
+    ``compare`` is ``compareTo`` of the keys at two positions, for tree bins.
+
+    Vectorised (module docstring, fast path) unless some chain reaches ``treeifyBin``; then the
+    exact model replays the calls.
+    """
+    h = (np.asarray(hash_codes, np.int64) & _MASK32).astype(np.uint32)
+    spread = h ^ (h >> np.uint32(16))
+    order = _order_without_tree_bins(spread, another_call)
+    if order is not None:
+        return order
+    model = JavaHashMapOrder(h.tolist().__getitem__, compare)
+    model.compute_if_absent_each([*range(len(h)), *([0] if another_call else [])])
+    return np.array(model.keys(), np.int64)
+
+
+def _order_without_tree_bins(spread: np.ndarray, another_call: bool) -> np.ndarray | None:
+    """The fast path: positions in iteration order, or None if some chain reaches treeifyBin."""
+    n = len(spread)
+    capacity = _INITIAL_CAPACITY
+    while True:
+        # keys inserted while the capacity is <= capacity: those at positions i <= 0.75 * capacity
+        inserted = min(n, capacity * 3 // 4 + 1)
+        if np.bincount(spread[:inserted] & np.uint32(capacity - 1), minlength=1).max() >= _TREEIFY_THRESHOLD:
+            return None
+        last_call_size = n if another_call else n - 1  # size at the start of the last call
+        if last_call_size <= capacity * 3 // 4:
+            break
+        capacity *= 2
+    bucket = (spread & np.uint32(capacity - 1)).astype(np.int64)
+    # by bucket, then newest first; the composite keys are distinct, so any sort is exact
+    return np.argsort(bucket * n + np.arange(n - 1, -1, -1), kind="stable").astype(np.int64)

@@ -67,7 +67,7 @@ from indexbridge.paimon.fileindex.values import (
     sortable_key,
     factorize_column,
 )
-from indexbridge.paimon.javaorder import hashmap_compute_if_absent_order
+from indexbridge.paimon.javaorder import compute_if_absent_order_of_new_keys
 from indexbridge.roaring import bitmap_from_mask, bitmap_of, read_roaring32, serialize32
 
 VERSION_1 = 1
@@ -121,8 +121,20 @@ class _KeyCodec:
             table = np.frombuffer(raw, dtype, count)
             keys = (table["k"] != 0).astype(np.int64) if self.t.root == "BOOLEAN" else table["k"].astype(np.int64)
             return list(zip(keys.tolist(), *(table[f"i{j}"].tolist() for j in range(ints))))
+        # string keys: a loop of bare unpack_from while the entries are sound; the first one
+        # that is not (or is cut short) is left to the checked loop below, which names it
         out = []
+        data, pos, end, ints_size = reader.data, reader.pos, reader.end, 4 * ints
+        unpack_ints = struct.Struct(">" + "i" * ints).unpack_from
         for _ in range(count):
+            n = _I32.unpack_from(data, pos)[0] if pos + 4 <= end else -1
+            key_end = pos + 4 + n
+            if n < 0 or key_end + ints_size > end:
+                break
+            out.append((bytes(data[pos + 4 : key_end]), *unpack_ints(data, key_end)))
+            pos = key_end + ints_size
+        reader.pos = pos
+        for _ in range(count - len(out)):
             at = reader.pos
             n = reader.i32_be("string key length")
             if n < 0:
@@ -193,16 +205,15 @@ class BitmapIndex(IndexReader):
         starts = ends - counts
         for k, (start, end) in enumerate(zip(starts.tolist(), ends.tolist())):
             index._rows[uniques[k]] = int(grouped[start]) if end - start == 1 else bitmap_of(grouped[start:end])
-        # computeIfAbsent for every non-null row: only first occurrences insert; a later call
-        # matters only by performing the resize the previous insertion made due, which any call
-        # before the next insertion does. So: first occurrences, plus one call if any follows.
+        # computeIfAbsent for every non-null row: the keys in first-occurrence order, plus one
+        # call if any follows the last insertion (see hashmap_compute_if_absent_order)
         first_of_last = int(np.flatnonzero(codes == len(uniques) - 1)[0])
-        calls = list(range(len(uniques))) + ([0] if first_of_last < len(codes) - 1 else [])
         hash_codes = java_hash_codes(data_type, np.array(uniques, dtype=object if data_type.is_string else np.int64))
-        hashes = hash_codes.tolist()
         cmp = java_comparator(data_type)
-        order = hashmap_compute_if_absent_order(calls, hashes.__getitem__, lambda a, b: cmp(uniques[a], uniques[b]))
-        index._order = [uniques[i] for i in order]
+        order = compute_if_absent_order_of_new_keys(
+            hash_codes, first_of_last < len(codes) - 1, lambda a, b: cmp(uniques[a], uniques[b])
+        )
+        index._order = [uniques[i] for i in order.tolist()]
         return index
 
     @classmethod

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import xxhash
 
 from indexbridge.bytes import ByteReader
-from indexbridge.paimon.fileindex.fasthash import fast_hash, xxh64
+from indexbridge.paimon.fileindex.fasthash import INTEGRAL_ROOTS, WANG64_MULTIPLIERS, fast_hash, wang64
 from indexbridge.paimon.fileindex.predicate import REMAIN, SKIP, FileIndexResult
 from indexbridge.paimon.fileindex.values import Column, DataType, bytes_key, factorize_column, value_column
 
@@ -61,23 +61,18 @@ def bloom_filter_size(items: int = DEFAULT_ITEMS, fpp: float = DEFAULT_FPP) -> t
 
 def wang64_array(keys: np.ndarray) -> np.ndarray:
     """``FastHash.getLongHash`` over an int64 array (wrapping int64 arithmetic, arithmetic shifts),
-    computed in place on one copy to keep the passes over memory few."""
+    computed in place on one copy to keep the passes over memory few: each ``key + (key << a) +
+    (key << b)`` is one wrapping multiplication (``fasthash.wang64``)."""
     key = np.array(keys, dtype=np.int64)  # a copy we own
     tmp = np.empty_like(key)
-    with np.errstate(over="ignore"):
-        np.left_shift(key, 21, out=tmp)
-        np.invert(key, out=key)
-        key += tmp  # (~key) + (key << 21)
-        key ^= np.right_shift(key, 24, out=tmp)
-        np.left_shift(key, 3, out=tmp)
-        tmp += np.left_shift(key, 8)
-        key += tmp  # key + (key << 3) + (key << 8)
-        key ^= np.right_shift(key, 14, out=tmp)
-        np.left_shift(key, 2, out=tmp)
-        tmp += np.left_shift(key, 4)
-        key += tmp  # key + (key << 2) + (key << 4)
-        key ^= np.right_shift(key, 28, out=tmp)
-        key += np.left_shift(key, 31, out=tmp)
+    key *= WANG64_MULTIPLIERS[0]
+    key -= 1  # (~key) + (key << 21)
+    key ^= np.right_shift(key, 24, out=tmp)
+    key *= WANG64_MULTIPLIERS[1]
+    key ^= np.right_shift(key, 14, out=tmp)
+    key *= WANG64_MULTIPLIERS[2]
+    key ^= np.right_shift(key, 28, out=tmp)
+    key *= WANG64_MULTIPLIERS[3]
     return key
 
 
@@ -133,6 +128,16 @@ def _positions(hashes: np.ndarray, num_hashes: int, num_bits: int) -> np.ndarray
     return out
 
 
+def _value_hasher(t: DataType) -> Callable[[object], int]:
+    """The ``FastHash`` of one value of the type (any 64-bit pattern), dispatched once per
+    filter rather than per probe."""
+    if t.is_string or t.is_binary:
+        return lambda value: xxhash.xxh64_intdigest(bytes_key(t, value))
+    if t.root in INTEGRAL_ROOTS:
+        return lambda value: wang64(int(value))
+    return lambda value: fast_hash(t.root, value, t.precision)
+
+
 class BloomFilterIndex:
     """One bloom filter: ``num_hashes`` and the bit array (``bytes``, LSB-first bits)."""
 
@@ -143,10 +148,12 @@ class BloomFilterIndex:
         self.num_hashes = num_hashes
         self._bits = bytes(bits)
         self.bits = np.frombuffer(self._bits, np.uint8)
+        self._num_bits = 8 * len(self._bits)
+        self._fast_hash = _value_hasher(data_type)
 
     @property
     def num_bits(self) -> int:
-        return 8 * len(self.bits)
+        return self._num_bits
 
     # -- writer ----------------------------------------------------------------------------
 
@@ -194,17 +201,14 @@ class BloomFilterIndex:
 
     def might_contain(self, value: object) -> bool:
         """One value's probe, in plain integers (a query asks for few values; the arrays of
-        :meth:`might_contain_hashes` pay off for many)."""
-        t = self.data_type
-        h = xxh64(bytes_key(t, value)) if t.is_string or t.is_binary else fast_hash(t.root, value, t.precision)
-        h1 = (h & 0xFFFFFFFF ^ 0x80000000) - 0x80000000  # (int) hash
-        h2 = (h >> 32 & 0xFFFFFFFF ^ 0x80000000) - 0x80000000  # (int) (hash >>> 32)
-        bits, num_bits = self._bits, self.num_bits
-        for i in range(1, self.num_hashes + 1):
-            c = (h1 + i * h2 + 0x80000000 & 0xFFFFFFFF) - 0x80000000  # int arithmetic wraps
-            if c < 0:
-                c = ~c
-            pos = c % num_bits
+        :meth:`might_contain_hashes` pay off for many). Unsigned 32-bit arithmetic: the Java
+        ``int`` c, made ``~c`` when negative, is ``c ^ 0xFFFFFFFF`` when bit 31 is set."""
+        h = self._fast_hash(value)
+        c, h2 = h & 0xFFFFFFFF, h >> 32 & 0xFFFFFFFF  # (int) hash, (int) (hash >>> 32)
+        bits, num_bits = self._bits, self._num_bits
+        for _ in range(self.num_hashes):
+            c = c + h2 & 0xFFFFFFFF  # h1 + i * h2, wrapping
+            pos = (c ^ 0xFFFFFFFF if c & 0x80000000 else c) % num_bits
             if not bits[pos >> 3] >> (pos & 7) & 1:
                 return False
         return True

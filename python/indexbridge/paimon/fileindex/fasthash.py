@@ -36,16 +36,23 @@ def xxh64(data: bytes) -> int:
     return to_java_long(xxhash.xxh64_intdigest(data))
 
 
+# wang64's steps ``(~key) + (key << 21)``, ``key + (key << 3) + (key << 8)``, ``key + (key << 2) +
+# (key << 4)`` and ``key + (key << 31)`` are, modulo 2^64, ``key * m - 1`` and ``key * m``:
+WANG64_MULTIPLIERS = ((1 << 21) - 1, 1 + (1 << 3) + (1 << 8), 1 + (1 << 2) + (1 << 4), 1 + (1 << 31))
+_SIGN64 = 1 << 63
+
+
 def wang64(key: int) -> int:
-    """Paimon's `FastHash.getLongHash`: Thomas Wang's 64-bit mix with arithmetic shifts."""
-    key = to_java_long(key)
-    key = to_java_long(~key + (key << 21))
-    key = key ^ (key >> 24)
-    key = to_java_long(key + (key << 3) + (key << 8))
-    key = key ^ (key >> 14)
-    key = to_java_long(key + (key << 2) + (key << 4))
-    key = key ^ (key >> 28)
-    return to_java_long(key + (key << 31))
+    """Paimon's `FastHash.getLongHash`: Thomas Wang's 64-bit mix with arithmetic shifts (signed
+    Java longs; each wrap ``(x + 2^63) mod 2^64 - 2^63`` is written out, as this runs per probe)."""
+    m21, m3_8, m2_4, m31 = WANG64_MULTIPLIERS
+    key = ((key * m21 - 1 + _SIGN64) & _MASK64) - _SIGN64
+    key ^= key >> 24
+    key = ((key * m3_8 + _SIGN64) & _MASK64) - _SIGN64
+    key ^= key >> 14
+    key = ((key * m2_4 + _SIGN64) & _MASK64) - _SIGN64
+    key ^= key >> 28
+    return ((key * m31 + _SIGN64) & _MASK64) - _SIGN64
 
 
 def float_to_int_bits(value: float) -> int:
@@ -67,7 +74,7 @@ def timestamp_long(millis: int, nano_of_millisecond: int, precision: int) -> int
     return value
 
 
-_INTEGRAL = {"TINYINT", "SMALLINT", "INTEGER", "INT", "BIGINT", "DATE", "TIME_WITHOUT_TIME_ZONE", "TIME"}
+INTEGRAL_ROOTS = {"TINYINT", "SMALLINT", "INTEGER", "INT", "BIGINT", "DATE", "TIME_WITHOUT_TIME_ZONE", "TIME"}
 
 
 def fast_hash(root: str, value: object, precision: int = 0) -> int:
@@ -78,7 +85,7 @@ def fast_hash(root: str, value: object, precision: int = 0) -> int:
         return xxh64(value.encode("utf-8"))
     if root in ("BINARY", "VARBINARY"):
         return xxh64(bytes(value))
-    if root in _INTEGRAL:
+    if root in INTEGRAL_ROOTS:
         return wang64(int(value))
     if root == "FLOAT":
         bits = float_to_int_bits(value)
