@@ -4,17 +4,20 @@ A :class:`Document` holds its regular fields in document order (bleve appends ``
 last one) and its composite fields (``_all``). Indexed fields carry their token frequencies;
 a location's ``field`` is ``""`` for the owning field, otherwise a field name (composite
 sources, or names bleve stamped when merging repeated instances).
+
+:class:`TokenLocation` and :class:`Token` are named tuples rather than frozen dataclasses: an
+analysed document holds one per token, and building them is most of the analysis time.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 ID_FIELD_NAME = "_id"
 
 
-@dataclass(frozen=True)
-class TokenLocation:
+class TokenLocation(NamedTuple):
     field: str
     pos: int
     start: int
@@ -22,8 +25,7 @@ class TokenLocation:
     array_positions: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     term: bytes
     freq: int
     locations: tuple[TokenLocation, ...] = ()
