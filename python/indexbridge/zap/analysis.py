@@ -11,6 +11,9 @@ analysed document holds one per token, and building them is most of the analysis
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -68,3 +71,20 @@ def id_field(doc_id: bytes) -> Field:
         ID_FIELD_NAME, doc_id, "t", (), True, True, False, False, 1,
         (Token(doc_id, 1, ()),),
     )
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause CPython's cyclic garbage collector for a bulk build, restoring its state after.
+
+    Analysed documents and a segment build are millions of small acyclic objects (tuples, lists,
+    bytes); with the collector on, its passes over them took half of the analysis time and a
+    tenth of the build. Nothing built here forms a reference cycle: reference counting frees it.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
