@@ -4,17 +4,23 @@ A :class:`Document` holds its regular fields in document order (bleve appends ``
 last one) and its composite fields (``_all``). Indexed fields carry their token frequencies;
 a location's ``field`` is ``""`` for the owning field, otherwise a field name (composite
 sources, or names bleve stamped when merging repeated instances).
+
+:class:`TokenLocation` and :class:`Token` are named tuples rather than frozen dataclasses: an
+analysed document holds one per token, and building them is most of the analysis time.
 """
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 ID_FIELD_NAME = "_id"
 
 
-@dataclass(frozen=True)
-class TokenLocation:
+class TokenLocation(NamedTuple):
     field: str
     pos: int
     start: int
@@ -22,8 +28,7 @@ class TokenLocation:
     array_positions: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     term: bytes
     freq: int
     locations: tuple[TokenLocation, ...] = ()
@@ -66,3 +71,20 @@ def id_field(doc_id: bytes) -> Field:
         ID_FIELD_NAME, doc_id, "t", (), True, True, False, False, 1,
         (Token(doc_id, 1, ()),),
     )
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause CPython's cyclic garbage collector for a bulk build, restoring its state after.
+
+    Analysed documents and a segment build are millions of small acyclic objects (tuples, lists,
+    bytes); with the collector on, its passes over them took half of the analysis time and a
+    tenth of the build. Nothing built here forms a reference cycle: reference counting frees it.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -399,11 +399,20 @@ class _Frequencies:
             entry[0] += freq
             entry[1].extend(locations)
 
+    def add_tokens(self, tokens: list[tuple[bytes, int, int, int]], field: str | None,
+                   array_positions: tuple[int, ...]) -> None:
+        """One occurrence per analysed token; with term vectors (``field`` not None) its location."""
+        terms = self.terms
+        for term, start, end, position in tokens:
+            entry = terms.get(term)
+            if entry is None:
+                entry = terms[term] = [0, []]
+            entry[0] += 1
+            if field is not None:
+                entry[1].append(TokenLocation(field, position, start, end, array_positions))
+
     def tokens(self) -> tuple[Token, ...]:
-        return tuple(
-            Token(term, freq, tuple(locations))
-            for term, (freq, locations) in sorted(self.terms.items())
-        )
+        return tuple([Token(term, freq, tuple(locations)) for term, (freq, locations) in sorted(self.terms.items())])
 
 
 def analyze_document(
@@ -439,9 +448,7 @@ def analyze_document(
             # In bleve, composing _all renames the field's own locations to the field's name.
             location_field = name if in_all else ""
             freqs = _Frequencies()
-            for term, start, end, position in tokens:
-                locations = (TokenLocation(location_field, position, start, end, array_positions),) if mapping.term_vectors else ()
-                freqs.add(term, 1, locations)
+            freqs.add_tokens(tokens, location_field if mapping.term_vectors else None, array_positions)
             if in_all:
                 all_length += len(tokens)
                 for term, (freq, locations) in freqs.terms.items():

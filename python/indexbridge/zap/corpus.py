@@ -25,7 +25,7 @@ import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from indexbridge.zap.analysis import Document
+from indexbridge.zap.analysis import Document, gc_paused
 from indexbridge.zap.analyzers import FieldMapping, analyze_document
 
 MAPPINGS = (
@@ -90,7 +90,8 @@ class Corpus:
 
     def documents(self) -> list[Document]:
         """The writer input indexbridge's analyzers make of every document."""
-        return [analyze_document(doc_id, fields, self.mappings, self.all_field) for doc_id, fields in self.docs]
+        with gc_paused():
+            return [analyze_document(doc_id, fields, self.mappings, self.all_field) for doc_id, fields in self.docs]
 
     def to_json(self) -> str:
         def plain(value: object) -> object:

@@ -48,80 +48,69 @@ for _i, _b in enumerate(COMMON_INPUTS):
 
 def packed_size(value: int) -> int:
     """The smallest n in 1..8 with value < 2^(8n)."""
-    return max(1, (value.bit_length() + 7) // 8)
+    return (value.bit_length() + 7) >> 3 or 1
 
 
 class _Node:
-    """A builder node: final flag, final output and compiled transitions ``(input, output, target)``."""
+    """An unfinished builder node: final flag, final output, compiled transitions
+    ``(input, output, target)`` and the pending last transition (``last_in``, ``last_out``)
+    whose target is not known yet (``last_in`` None: none)."""
 
-    __slots__ = ("final", "final_output", "trans")
+    __slots__ = ("final", "final_output", "trans", "last_in", "last_out")
 
-    def __init__(self, final: bool = False) -> None:
+    def __init__(self, final: bool = False, last_in: int | None = None) -> None:
         self.final = final
         self.final_output = 0
         self.trans: list[tuple[int, int, int]] = []
-
-    def key(self) -> tuple:
-        return (self.final, self.final_output, tuple(self.trans))
-
-
-class _Unfinished:
-    """A stack entry: a node and its pending last transition (input, output) without a target yet."""
-
-    __slots__ = ("node", "last_in", "last_out")
-
-    def __init__(self, node: _Node, last_in: int | None = None, last_out: int = 0) -> None:
-        self.node = node
         self.last_in = last_in
-        self.last_out = last_out
-
-    def freeze_last(self, addr: int) -> None:
-        if self.last_in is not None:
-            self.node.trans.append((self.last_in, self.last_out, addr))
-            self.last_in = None
-            self.last_out = 0
+        self.last_out = 0
 
     def add_output_prefix(self, prefix: int) -> None:
-        node = self.node
-        if node.final:
-            node.final_output += prefix
-        node.trans = [(i, o + prefix, a) for i, o, a in node.trans]
+        if self.final:
+            self.final_output += prefix
+        self.trans = [(i, o + prefix, a) for i, o, a in self.trans]
         if self.last_in is not None:
             self.last_out += prefix
 
 
 class FstBuilder:
-    """Vellum's builder: insert keys in ascending byte order, then :meth:`finish` for the bytes."""
+    """Vellum's builder: insert keys in ascending byte order, then :meth:`finish` for the bytes.
+
+    The registry is vellum's table of ``REGISTRY_BUCKETS`` buckets of ``REGISTRY_CELLS`` cells,
+    most recently used first, kept flat: cell ``c`` of bucket ``b`` is index ``2b + c`` of
+    ``_cell_keys`` (a compiled node as ``(final, finalOutput, transitions)``) and ``_cell_addrs``.
+    """
 
     def __init__(self) -> None:
         self._out = bytearray(VERSION.to_bytes(8, "little") + (0).to_bytes(8, "little"))
-        self._stack = [_Unfinished(_Node())]
+        self._stack = [_Node()]
         self._num_keys = 0
         self._last_addr = NONE_ADDR
         self._last_key: bytes | None = None
-        # bucket -> [cell0, cell1], a cell = [node key or None, address]
-        self._registry: dict[int, list[list]] = {}
+        self._cell_keys: list[tuple | None] = [None] * (REGISTRY_BUCKETS * REGISTRY_CELLS)
+        self._cell_addrs = [0] * (REGISTRY_BUCKETS * REGISTRY_CELLS)
 
     def insert(self, key: bytes, value: int) -> None:
         """Add ``key`` -> ``value``; keys must come in strictly ascending byte order."""
         if self._last_key is not None and key <= self._last_key:
             raise ValueError(f"FST keys must be strictly ascending: {key!r} after {self._last_key!r}")
-        self._last_key = bytes(key)
+        self._last_key = key = bytes(key)
         stack = self._stack
         if not key:
-            stack[0].node.final = True
-            stack[0].node.final_output = value
+            stack[0].final = True
+            stack[0].final_output = value
             self._num_keys = 1
             return
         i, out = 0, value
-        while i < len(key) and i < len(stack):
-            entry = stack[i]
-            if entry.last_in is None or entry.last_in != key[i]:
+        shared = min(len(key), len(stack))
+        while i < shared:
+            node = stack[i]
+            if node.last_in != key[i]:
                 break
-            common = min(entry.last_out, out)
-            add = entry.last_out - common
+            common = min(node.last_out, out)
+            add = node.last_out - common
             out -= common
-            entry.last_out = common
+            node.last_out = common
             i += 1
             if add:
                 stack[i].add_output_prefix(add)
@@ -129,63 +118,62 @@ class FstBuilder:
         self._compile_from(i)
         top = stack[-1]
         top.last_in, top.last_out = key[i], out
-        for b in key[i + 1 :]:
-            stack.append(_Unfinished(_Node(), b, 0))
-        stack.append(_Unfinished(_Node(final=True)))
+        stack.extend([_Node(False, b) for b in key[i + 1 :]])
+        stack.append(_Node(True))
 
     def finish(self) -> bytes:
         """Compile what is left and return the FST bytes."""
         self._compile_from(0)
-        root_addr = self._compile(self._stack.pop().node)
+        root_addr = self._compile(self._stack.pop())
         out = self._out
         out += self._num_keys.to_bytes(8, "little") + root_addr.to_bytes(8, "little")
         return bytes(out)
 
     def _compile_from(self, depth: int) -> None:
+        """Compile the nodes above ``depth``, deepest first, each becoming its parent's last transition's target."""
         addr = NONE_ADDR
         stack = self._stack
+        compile_node = self._compile
         while len(stack) > depth + 1:
-            entry = stack.pop()
-            if addr != NONE_ADDR:
-                entry.freeze_last(addr)
-            addr = self._compile(entry.node)
-        stack[-1].freeze_last(addr)
+            node = stack.pop()
+            if addr != NONE_ADDR and node.last_in is not None:
+                node.trans.append((node.last_in, node.last_out, addr))
+            addr = compile_node(node)
+        top = stack[-1]
+        if top.last_in is not None:
+            top.trans.append((top.last_in, top.last_out, addr))
+            top.last_in = None
+            top.last_out = 0
 
     def _compile(self, node: _Node) -> int:
-        if node.final and not node.trans and node.final_output == 0:
+        """The address of ``node``: a registered equal node's, or a fresh encoding's (registered)."""
+        final, final_output, trans = node.final, node.final_output, node.trans
+        if final and not trans and final_output == 0:
             return EMPTY_ADDR
-        key = node.key()
-        bucket = self._hash(node)
-        cells = self._registry.get(bucket)
-        if cells is None:
-            cells = self._registry[bucket] = [[None, 0] for _ in range(REGISTRY_CELLS)]
-        for i, cell in enumerate(cells):
-            if cell[0] == key:
-                if i:
-                    cells.insert(0, cells.pop(i))
-                return cell[1]
-        cell = cells.pop()  # evict the least recently used cell, reuse it at the front
-        cells.insert(0, cell)
-        addr = self._encode(node)
-        cell[0], cell[1] = key, addr
-        self._last_addr = addr
-        return addr
-
-    @staticmethod
-    def _hash(node: _Node) -> int:
-        h = ((_FNV_OFFSET ^ int(node.final)) * _FNV_PRIME) & _U64
-        h = ((h ^ node.final_output) * _FNV_PRIME) & _U64
-        for i, o, a in node.trans:
+        # vellum's registry hash: FNV-1a-style over final, finalOutput and every (input, output, target)
+        h = ((_FNV_OFFSET ^ final) * _FNV_PRIME) & _U64
+        h = ((h ^ final_output) * _FNV_PRIME) & _U64
+        for i, o, a in trans:
             h = ((h ^ i) * _FNV_PRIME) & _U64
             h = ((h ^ o) * _FNV_PRIME) & _U64
             h = ((h ^ a) * _FNV_PRIME) & _U64
-        return h % REGISTRY_BUCKETS
+        cell = REGISTRY_CELLS * (h % REGISTRY_BUCKETS)
+        key = (final, final_output, tuple(trans))
+        keys, addrs = self._cell_keys, self._cell_addrs
+        if keys[cell] == key:
+            return addrs[cell]
+        if keys[cell + 1] == key:
+            addr = addrs[cell + 1]
+        else:  # evict the least recently used cell
+            addr = self._last_addr = self._encode(final, final_output, trans)
+        keys[cell + 1], addrs[cell + 1] = keys[cell], addrs[cell]  # promote to most recently used
+        keys[cell], addrs[cell] = key, addr
+        return addr
 
-    def _encode(self, node: _Node) -> int:
+    def _encode(self, final: bool, final_output: int, trans: list[tuple[int, int, int]]) -> int:
         out = self._out
         start = len(out)
-        trans = node.trans
-        if len(trans) == 1 and not node.final:
+        if len(trans) == 1 and not final:
             ((inp, output, target),) = trans
             code = _CODE[inp]
             if output == 0 and target == self._last_addr:  # A: "next"
@@ -206,13 +194,14 @@ class FstBuilder:
             return len(out) - 1
         n = len(trans)  # C
         deltas = [start - a if a else 0 for _, _, a in trans]
-        tsz = max((packed_size(d) for d in deltas), default=0)
-        any_outputs = node.final_output != 0 or any(o for _, o, _ in trans)
-        osz = max([packed_size(node.final_output)] + [packed_size(o) for _, o, _ in trans]) if any_outputs else 0
+        tsz = packed_size(max(deltas, default=0)) if n else 0
+        outputs = [o for _, o, _ in trans]
+        any_outputs = final_output != 0 or any(outputs)
+        osz = packed_size(max(final_output, max(outputs, default=0))) if any_outputs else 0
         if any_outputs:
-            if node.final:
-                out += node.final_output.to_bytes(osz, "little")
-            for _, o, _ in reversed(trans):
+            if final:
+                out += final_output.to_bytes(osz, "little")
+            for o in reversed(outputs):
                 out += o.to_bytes(osz, "little")
         for d in reversed(deltas):
             out += d.to_bytes(tsz, "little")
@@ -221,7 +210,7 @@ class FstBuilder:
         flag = n if 1 <= n <= 63 else 0
         if flag == 0:
             out.append(1 if n == 256 else n)
-        out.append(flag | (0x40 if node.final else 0))
+        out.append(flag | (0x40 if final else 0))
         return len(out) - 1
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from indexbridge.bytes import ByteReader, put_uvarint
 from indexbridge.errors import IndexFormatError
 from indexbridge.zap import docvalues, stored
-from indexbridge.zap.analysis import ID_FIELD_NAME, Document
+from indexbridge.zap.analysis import ID_FIELD_NAME, Document, gc_paused
 from indexbridge.zap.docvalues import NOT_UNINVERTED, DocValueSection, split_terms
 from indexbridge.zap.fst import Fst, FstBuilder
 from indexbridge.zap.postings import (
@@ -80,6 +80,11 @@ def build_segment(documents: Sequence[Document], chunk_factor: int = DEFAULT_CHU
     """The bytes zap's ``New`` writes for ``documents`` (docNum = position) at ``chunk_factor``."""
     if chunk_factor <= 0:
         raise ValueError(f"chunk factor must be positive, got {chunk_factor}")
+    with gc_paused():
+        return _build(documents, chunk_factor)
+
+
+def _build(documents: Sequence[Document], chunk_factor: int) -> bytes:
     names = {ID_FIELD_NAME}
     for doc in documents:
         names.update(f.name for f in doc.composite_fields)
