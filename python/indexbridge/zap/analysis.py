@@ -80,6 +80,7 @@ def gc_paused() -> Iterator[None]:
     Analysed documents and a segment build are millions of small acyclic objects (tuples, lists,
     bytes); with the collector on, its passes over them took half of the analysis time and a
     tenth of the build. Nothing built here forms a reference cycle: reference counting frees it.
+    The collector is process-wide: other threads run without it while a build is under way.
     """
     enabled = gc.isenabled()
     gc.disable()
