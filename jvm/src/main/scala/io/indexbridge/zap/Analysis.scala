@@ -269,12 +269,26 @@ object Analyzer {
     if (j == buf.length) buf else java.util.Arrays.copyOf(buf, j)
   }
 
-  // ASCII: a term is one iff its bytes, read as ISO-8859-1, are
-  private val stopWords: java.util.HashSet[String] = new java.util.HashSet(tableLines("stop_en.txt").map(_(0)).toSeq.asJava)
-  private val longestStopWord = stopWords.asScala.map(_.length).max
+  // ASCII: a term is one iff its bytes are the word's
+  private val stopWords: java.util.HashSet[SegmentWriter.Term] =
+    new java.util.HashSet(tableLines("stop_en.txt").map(r => new SegmentWriter.Term(r(0).getBytes(UTF_8))).toSeq.asJava)
+  private val longestStopWord = stopWords.asScala.map(_.bytes.length).max
 
   private def isStopWord(term: Array[Byte]): Boolean =
-    term.length <= longestStopWord && stopWords.contains(new String(term, java.nio.charset.StandardCharsets.ISO_8859_1))
+    term.length <= longestStopWord && stopWords.contains(new SegmentWriter.Term(term))
+
+  /** The code points of `text` (String.codePoints without its stream's buffers). */
+  private def codePoints(text: String): Array[Int] = {
+    val cps = new Array[Int](text.length)
+    var n = 0
+    var i = 0
+    while (i < text.length) {
+      val cp = text.codePointAt(i)
+      cps(n) = cp; n += 1
+      i += Character.charCount(cp)
+    }
+    if (n == cps.length) cps else java.util.Arrays.copyOf(cps, n)
+  }
 
   /** Tokens of `text` as bleve's analyzer `analyzer` (keyword, simple, standard) emits them. */
   def analyze(text: String, analyzer: String): IndexedSeq[AnalyzedToken] = analyzer match {
@@ -282,7 +296,7 @@ object Analyzer {
       val value = text.getBytes(UTF_8)
       IndexedSeq(AnalyzedToken(value, 0, value.length, 1))
     case "simple" | "standard" =>
-      val cps = text.codePoints.toArray
+      val cps = codePoints(text)
       val spans = (if (analyzer == "simple") letterSpans(cps) else wordSpans(cps)).result()
       val out = IndexedSeq.newBuilder[AnalyzedToken]
       var cp = 0
@@ -331,7 +345,8 @@ object Analysis {
     val out = new Array[Byte](nChars + 1)
     out(0) = (ShiftStartInt64 + shift).toByte
     var sortable = (value ^ Long.MinValue) >>> shift
-    for (k <- nChars to 1 by -1) { out(k) = (sortable & 0x7f).toByte; sortable >>>= 7 }
+    var k = nChars
+    while (k >= 1) { out(k) = (sortable & 0x7f).toByte; sortable >>>= 7; k -= 1 }
     out
   }
 
@@ -341,11 +356,14 @@ object Analysis {
     if (bits < 0) bits ^ Long.MaxValue else bits
   }
 
-  private def numericTokens(value: Long): IndexedSeq[AnalyzedToken] =
-    (0 until 64 by PrecisionStep).map { shift =>
-      val term = prefixCodedInt64(value, shift)
-      AnalyzedToken(term, 0, term.length, 1)
+  private def numericTokens(value: Long): IndexedSeq[AnalyzedToken] = {
+    val tokens = new Array[AnalyzedToken](64 / PrecisionStep)
+    for (k <- tokens.indices) {
+      val term = prefixCodedInt64(value, k * PrecisionStep)
+      tokens(k) = AnalyzedToken(term, 0, term.length, 1)
     }
+    ArraySeq.unsafeWrapArray(tokens)
+  }
 
   /** (stored type byte, value bytes, tokens) of one value under `mapping`. */
   private def instance(mapping: FieldMapping, value: Any): (Byte, Array[Byte], IndexedSeq[AnalyzedToken]) =
@@ -365,28 +383,41 @@ object Analysis {
 
   private val locationTag = ClassTag[Location](classOf[Location])
 
+  private val noLocations: IndexedSeq[Location] = ArraySeq.empty[Location]
+
+  /** One term's count and locations; the location buffer only once a location comes. */
   private final class Frequency(val term: Array[Byte]) {
     var freq = 0
-    val locations = new mutable.ArrayBuffer[Location](1)
+    var locations: mutable.ArrayBuffer[Location] = null
+    def add(l: Location): Unit = {
+      if (locations == null) locations = new mutable.ArrayBuffer[Location](1)
+      locations += l
+    }
+    def addAll(ls: mutable.ArrayBuffer[Location]): Unit =
+      if (ls != null) { if (locations == null) locations = new mutable.ArrayBuffer[Location](ls.length); locations ++= ls }
+    def token: Token =
+      Token(term, freq, if (locations == null) noLocations else ArraySeq.unsafeWrapArray(locations.toArray(locationTag)))
   }
 
-  /** analysis.TokenFrequencies: term (bytes as an ISO-8859-1 string key) -> frequency. */
+  /** analysis.TokenFrequencies: term (bytes, compared byte-wise) -> frequency. */
   private final class Frequencies(expectedTerms: Int) {
-    val terms = new java.util.HashMap[String, Frequency](expectedTerms * 4 / 3 + 1) // sized: no rehashing while filled
-    def entry(key: String, term: Array[Byte]): Frequency = {
+    val terms = new java.util.HashMap[SegmentWriter.Term, Frequency](expectedTerms * 4 / 3 + 1) // sized: no rehashing while filled
+    def entry(key: SegmentWriter.Term): Frequency = {
       var e = terms.get(key)
-      if (e == null) { e = new Frequency(term); terms.put(key, e) }
+      if (e == null) { e = new Frequency(key.bytes); terms.put(key, e) }
       e
     }
-    def entry(term: Array[Byte]): Frequency = entry(new String(term, java.nio.charset.StandardCharsets.ISO_8859_1), term)
+    def entry(term: Array[Byte]): Frequency = entry(new SegmentWriter.Term(term))
     /** Adds every term of `other` (freqs add, locations append). */
     def addAll(other: Frequencies): Unit =
-      other.terms.forEach { (key, o) => val e = entry(key, o.term); e.freq += o.freq; e.locations ++= o.locations }
+      other.terms.forEach { (key, o) => val e = entry(key); e.freq += o.freq; e.addAll(o.locations) }
     /** Tokens in byte order of their terms. */
     def tokens: IndexedSeq[Token] = {
       val entries = terms.values.toArray(new Array[Frequency](0))
       java.util.Arrays.sort(entries, (a: Frequency, b: Frequency) => java.util.Arrays.compareUnsigned(a.term, b.term))
-      ArraySeq.unsafeWrapArray(entries.map(e => Token(e.term, e.freq, ArraySeq.unsafeWrapArray(e.locations.toArray(locationTag)))))
+      val tokens = new Array[Token](entries.length)
+      for (i <- entries.indices) tokens(i) = entries(i).token
+      ArraySeq.unsafeWrapArray(tokens)
     }
   }
 
@@ -419,7 +450,7 @@ object Analysis {
           for (t <- tokens) {
             val e = freqs.entry(t.term)
             e.freq += 1
-            if (options.termVectors) e.locations += Location(locationField, t.position, t.start, t.end, arrayPositions)
+            if (options.termVectors) e.add(Location(locationField, t.position, t.start, t.end, arrayPositions))
           }
           if (inAll) {
             allLength += tokens.length

@@ -124,18 +124,24 @@ object SegmentWriter {
       if (!touched(fid)) { touched(fid) = true; touchedList(touchedCount) = fid; touchedCount += 1 }
       fieldLens(fid) = (fieldLens(fid) + length) & 0xffff // Go sums into a uint16
       val terms = postings(fid)
-      for (t <- tokens) {
+      var i = 0
+      while (i < tokens.length) { // index loops: no iterator, closure or boxed var per token
+        val t = tokens(i)
         val key = new Term(t.term)
         var dt = terms.get(key)
         if (dt == null) { dt = new TermState; terms.put(key, dt) }
         if (dt.doc != currentDoc) { dt.doc = currentDoc; dt.freq = 0; dt.locs.clear(); docTerms(fid) += dt }
         dt.freq += t.freq
-        for (l <- t.locations) {
+        var k = 0
+        while (k < t.locations.length) {
+          val l = t.locations(k)
           dt.locs.uvarint((if (l.field.isEmpty) fid else fieldId(l.field)).toLong)
           dt.locs.uvarint(l.pos); dt.locs.uvarint(l.start); dt.locs.uvarint(l.end)
           dt.locs.uvarint(l.arrayPositions.length.toLong)
           l.arrayPositions.foreach(dt.locs.uvarint)
+          k += 1
         }
+        i += 1
       }
     }
 
