@@ -19,9 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from indexbridge.paimon.binary_row import Timestamp, binary_row
 from indexbridge.paimon.bucket import (
-    Timestamp,
-    binary_row,
     decode_hash_index,
     encode_hash_index,
     key_hash,

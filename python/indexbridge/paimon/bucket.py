@@ -8,24 +8,7 @@ Each int is ``BinaryRow.hashCode()`` of a record's trimmed primary key (the prim
 minus the partition fields). Paimon writes them in the iteration order of its ``IntHashSet``, a
 fastutil ``IntOpenHashSet``; readers treat the file as a set.
 
-``BinaryRow`` of a key row (``BinaryRowWriter`` as driven by Paimon's generated projection)::
-
-    null bits   ((arity + 63 + 8) // 64) * 8 bytes; byte 0 = RowKind (0, INSERT),
-                then bit 8 + i (LSB first within each byte) is set when field i is null
-    fixed part  8 bytes per field, little-endian:
-                  BOOLEAN/TINYINT 1 byte, SMALLINT 2, INT/DATE/TIME 4, BIGINT 8,
-                  FLOAT 4 (raw IEEE bits), DOUBLE 8, rest of the slot zero
-                  DECIMAL(p <= 18)       unscaled long
-                  TIMESTAMP(p <= 3)      epoch millis
-                  STRING/BINARY <= 7 B   bytes inline in slot bytes 0..6, byte 7 = 0x80 | length
-                  STRING/BINARY > 7 B    (offset << 32) | length  -> variable part
-                  DECIMAL(p > 18)        (offset << 32) | n       -> 16 bytes in the variable part:
-                                          unscaled value, minimal big-endian two's complement
-                                          (BigInteger.toByteArray, n bytes), then zeros
-                  TIMESTAMP(p > 3)       (offset << 32) | nanoOfMillisecond -> 8 bytes: millis
-                  null                   0, except DECIMAL(p > 18) and TIMESTAMP(p > 3), which
-                                          still reserve their zeroed variable slot: (offset << 32)
-    variable    each value padded with zeros to a multiple of 8 bytes, offsets from row start
+The key row is a ``BinaryRow`` (:mod:`indexbridge.paimon.binary_row`) of the key fields.
 
 ``BinaryRow.hashCode()`` is Paimon's Murmur3 variant over the row's 32-bit little-endian words
 (App. A.3); ``BinaryString.hashCode()`` is the same over bytes with a sign-extended byte tail.
@@ -34,15 +17,13 @@ fastutil ``IntOpenHashSet``; readers treat the file as a set.
 from __future__ import annotations
 
 import math
-import re
 import struct
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from decimal import Context, Decimal
+from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 import numpy as np
 
+from indexbridge.paimon.binary_row import binary_row, null_bits_size, parse_key_type
 from indexbridge.paimon.javaorder import to_java_int
 
 # ---------------------------------------------------------------------------------------------
@@ -103,163 +84,6 @@ def murmur_hash_bytes(data: bytes) -> int:
     return to_java_int(_fmix(_hash_words([*words, *tail], _SEED), len(data)))
 
 
-# ---------------------------------------------------------------------------------------------
-# Key types and BinaryRow
-
-
-@dataclass(frozen=True)
-class Timestamp:
-    """Paimon's internal ``Timestamp``: epoch milliseconds and nano-of-millisecond (0..999999)."""
-
-    millisecond: int
-    nano_of_millisecond: int = 0
-
-
-@dataclass(frozen=True)
-class _KeyType:
-    root: str  # BOOLEAN TINYINT SMALLINT INT BIGINT FLOAT DOUBLE DATE TIME TIMESTAMP DECIMAL STRING BINARY
-    precision: int = 0
-    scale: int = 0
-
-    @property
-    def compact(self) -> bool:
-        """Whether the value lives entirely in the fixed slot (``Decimal/Timestamp.isCompact``)."""
-        if self.root == "DECIMAL":
-            return self.precision <= 18
-        if self.root == "TIMESTAMP":
-            return self.precision <= 3
-        return self.root not in ("STRING", "BINARY")
-
-
-_TYPE_RE = re.compile(
-    r"^\s*(?P<name>[A-Z_]+(?: PRECISION)?)\s*(?:\(\s*(?P<args>[0-9,\s]*)\))?"
-    r"\s*(?P<ltz>WITH LOCAL TIME ZONE)?\s*(?:NOT NULL|NULL)?\s*$"
-)
-_SLOT_FORMATS = {"BOOLEAN": "<?", "TINYINT": "<b", "SMALLINT": "<h", "INT": "<i", "BIGINT": "<q",
-                 "FLOAT": "<f", "DOUBLE": "<d", "DATE": "<i", "TIME": "<i"}  # fmt: skip
-_ALIASES = {"INTEGER": "INT", "CHAR": "STRING", "VARCHAR": "STRING", "STRING": "STRING",
-            "VARBINARY": "BINARY", "BYTES": "BINARY", "NUMERIC": "DECIMAL", "DEC": "DECIMAL",
-            "DOUBLE PRECISION": "DOUBLE", "TIMESTAMP_LTZ": "TIMESTAMP"}  # fmt: skip
-
-
-def parse_key_type(sql: str) -> _KeyType:
-    m = _TYPE_RE.match(sql.upper())
-    if not m:
-        raise ValueError(f"unsupported key type {sql!r}")
-    name = _ALIASES.get(m["name"], m["name"])
-    args = [int(a) for a in m["args"].split(",")] if m["args"] and m["args"].strip() else []
-    if m["ltz"] and name != "TIMESTAMP":
-        raise ValueError(f"unsupported key type {sql!r}")
-    if name == "DECIMAL":
-        if len(args) > 2:
-            raise ValueError(f"invalid DECIMAL precision/scale in {sql!r}")
-        precision = args[0] if args else 10  # DecimalType defaults: DECIMAL(10, 0)
-        scale = args[1] if len(args) == 2 else 0
-        if not (1 <= precision <= 38 and 0 <= scale <= precision):
-            raise ValueError(f"invalid DECIMAL precision/scale in {sql!r}")
-        return _KeyType("DECIMAL", precision, scale)
-    if name == "TIMESTAMP":
-        precision = args[0] if args else 6
-        if len(args) > 1 or not 0 <= precision <= 9:
-            raise ValueError(f"invalid TIMESTAMP precision in {sql!r}")
-        return _KeyType("TIMESTAMP", precision)
-    if name == "TIME":
-        if len(args) > 1 or not 0 <= (args[0] if args else 0) <= 9:
-            raise ValueError(f"invalid TIME precision in {sql!r}")
-        return _KeyType("TIME", args[0] if args else 0)
-    if name in _SLOT_FORMATS or name in ("STRING", "BINARY"):
-        return _KeyType(name)
-    raise ValueError(f"unsupported key type {sql!r}")
-
-
-def _null_bits_size(arity: int) -> int:
-    """``BinaryRow.calculateBitSetWidthInBytes``: 8-bit header plus one bit per field, in longs."""
-    return (arity + 63 + 8) // 64 * 8
-
-
-def _unscaled(value: Decimal | int, t: _KeyType) -> int:
-    """The unscaled value of ``value`` at the type's scale, which must be exact (no rounding)."""
-    exact = Context(prec=t.precision + 80)  # wide enough that scaling never rounds
-    scaled = exact.scaleb(Decimal(value), t.scale)
-    unscaled = int(scaled)
-    if scaled != unscaled or abs(unscaled) >= 10**t.precision:
-        raise ValueError(f"{value} is not a DECIMAL({t.precision},{t.scale}) value")
-    return unscaled
-
-
-def _pad8(b: bytes) -> bytes:
-    return b + bytes(-len(b) % 8)
-
-
-def binary_row(values: Sequence[object], types: Sequence[str]) -> bytes:
-    """The bytes of Paimon's ``BinaryRow`` holding ``values`` (Paimon internal values, ``None`` = null).
-
-    Values: bool; int for TINYINT..BIGINT, DATE (days) and TIME (millis of day); float;
-    ``Timestamp`` (or int millis) for TIMESTAMP / TIMESTAMP_LTZ; ``Decimal`` (or int) for
-    DECIMAL, exact at the type's scale; str (UTF-8) for CHAR/VARCHAR/STRING; bytes for
-    BINARY/VARBINARY/BYTES.
-    """
-    if len(values) != len(types):
-        raise ValueError(f"{len(values)} values for {len(types)} key types")
-    key_types = [parse_key_type(t) for t in types]
-    null_bits = _null_bits_size(len(key_types))
-    fixed = bytearray(null_bits + 8 * len(key_types))
-    variable = bytearray()
-
-    def append_variable(content: bytes) -> int:
-        offset = len(fixed) + len(variable)
-        variable.extend(_pad8(content))
-        return offset
-
-    for i, (value, t) in enumerate(zip(values, key_types)):
-        slot = null_bits + 8 * i
-        if value is None:
-            fixed[(i + 8) >> 3] |= 1 << ((i + 8) & 7)
-            if not t.compact and t.root in ("DECIMAL", "TIMESTAMP"):
-                offset = append_variable(bytes(16 if t.root == "DECIMAL" else 8))
-                struct.pack_into("<q", fixed, slot, offset << 32)
-            continue
-        try:
-            fixed[slot : slot + 8] = _slot_bytes(value, t, append_variable)
-        except (struct.error, TypeError, ValueError, ArithmeticError) as e:
-            raise ValueError(f"field {i}: cannot write {value!r} as {types[i]}: {e}") from None
-    return bytes(fixed + variable)
-
-
-def _slot_bytes(value: object, t: _KeyType, append_variable: Callable[[bytes], int]) -> bytes:
-    """The 8 slot bytes of a non-null value; variable-length content goes to ``append_variable``."""
-    if t.root in _SLOT_FORMATS:
-        if t.root == "BOOLEAN" and not isinstance(value, (bool, np.bool_)):
-            raise TypeError("BOOLEAN needs a bool")
-        return _pad8(struct.pack(_SLOT_FORMATS[t.root], value))
-    if t.root == "DECIMAL":
-        unscaled = _unscaled(value, t)
-        if t.compact:
-            return struct.pack("<q", unscaled)
-        # BigInteger.toByteArray(): minimal two's complement, big-endian, in a zeroed 16-byte slot
-        length = (unscaled if unscaled >= 0 else ~unscaled).bit_length() // 8 + 1
-        big_endian = unscaled.to_bytes(length, "big", signed=True)
-        return struct.pack("<q", append_variable(big_endian + bytes(16 - length)) << 32 | length)
-    if t.root == "TIMESTAMP":
-        ts = value if isinstance(value, Timestamp) else Timestamp(value)
-        if not 0 <= ts.nano_of_millisecond <= 999_999:
-            raise ValueError("nano_of_millisecond must be in 0..999999")
-        if t.compact:
-            return struct.pack("<q", ts.millisecond)
-        return struct.pack("<q", append_variable(struct.pack("<q", ts.millisecond)) << 32 | ts.nano_of_millisecond)
-    if t.root == "STRING":
-        if not isinstance(value, str):
-            raise TypeError("STRING needs a str")
-        content = value.encode("utf-8")
-    elif isinstance(value, (bytes, bytearray, memoryview)):
-        content = bytes(value)
-    else:
-        raise TypeError("BINARY needs bytes")
-    if len(content) <= 7:
-        return content + bytes(7 - len(content)) + bytes([0x80 | len(content)])
-    return struct.pack("<q", append_variable(content) << 32 | len(content))
-
-
 def key_hash(values: Sequence[object], types: Sequence[str]) -> int:
     """``BinaryRow.hashCode()`` of the key row: what the hash index stores (signed i32)."""
     return murmur_hash_words(binary_row(values, types))
@@ -281,7 +105,7 @@ def key_hash_array(columns: Sequence[np.ndarray], types: Sequence[str]) -> np.nd
         raise ValueError(f"{len(columns)} columns for {len(types)} key types")
     key_types = [parse_key_type(t) for t in types]
     rows = len(columns[0]) if columns else 0
-    null_bits = _null_bits_size(len(key_types))
+    null_bits = null_bits_size(len(key_types))
     row = np.zeros((rows, null_bits + 8 * len(key_types)), np.uint8)
     for i, (column, t, sql) in enumerate(zip(columns, key_types, types)):
         if np.ma.isMaskedArray(column) or np.ndim(column) != 1 or len(column) != rows:

@@ -54,7 +54,7 @@ from fractions import Fraction
 import numpy as np
 
 from indexbridge.errors import IndexFormatError
-from indexbridge.paimon.bucket import Timestamp
+from indexbridge.paimon.binary_row import Timestamp
 from indexbridge.paimon.fileindex.predicate import And, Leaf, Or, Predicate
 from indexbridge.paimon.fileindex.values import DataType, unscaled_long
 

@@ -80,7 +80,7 @@ INTEGRAL_ROOTS = {"TINYINT", "SMALLINT", "INTEGER", "INT", "BIGINT", "DATE", "TI
 def fast_hash(root: str, value: object, precision: int = 0) -> int:
     """`FastHash` of one Paimon internal value of the type with this root (vectors README
     names: VARCHAR, BINARY, TIMESTAMP_WITH_LOCAL_TIME_ZONE, …). Timestamps are
-    `indexbridge.paimon.bucket.Timestamp`s, FLOAT/DOUBLE Python floats."""
+    `indexbridge.paimon.binary_row.Timestamp`s, FLOAT/DOUBLE Python floats."""
     if root in ("CHAR", "VARCHAR"):
         return xxh64(value.encode("utf-8"))
     if root in ("BINARY", "VARBINARY"):

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Context, Decimal
 
 
@@ -33,7 +33,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from indexbridge.paimon.bucket import Timestamp, murmur_hash_bytes, parse_key_type
+from indexbridge.paimon.binary_row import Timestamp, parse_key_type
+from indexbridge.paimon.bucket import murmur_hash_bytes
 from indexbridge.paimon.fileindex.fasthash import (
     CANONICAL_DOUBLE_NAN,
     CANONICAL_FLOAT_NAN,
@@ -56,13 +57,18 @@ _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 class DataType:
     """A Paimon column type by its ``DataTypeRoot`` name (vectors README spelling; ``INT``,
     ``STRING``, ``TIMESTAMP``, ``TIMESTAMP_LTZ`` ... are accepted as aliases). ``key``/``value``
-    are set for ``MAP``."""
+    are set for ``MAP``, ``element`` for ``ARRAY`` and ``MULTISET``, ``fields`` (``(id, name,
+    type)`` triples) for ``ROW``; ``precision`` is also the length of CHAR, VARCHAR, BINARY and
+    VARBINARY. Nullability does not take part in equality."""
 
     root: str
     precision: int = 0
     scale: int = 0
     key: DataType | None = None
     value: DataType | None = None
+    element: DataType | None = None
+    fields: tuple[tuple[int, str, DataType], ...] = ()
+    nullable: bool = field(default=True, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "root", _ROOT_ALIASES.get(self.root.upper(), self.root.upper()))
