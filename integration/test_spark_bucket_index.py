@@ -10,7 +10,8 @@ from pathlib import Path
 
 from pyspark.sql import functions as F
 
-from indexbridge.paimon.bucket import Timestamp, decode_hash_index, encode_hash_index, key_hash
+from indexbridge.paimon.binary_row import Timestamp
+from indexbridge.paimon.bucket import decode_hash_index, encode_hash_index, key_hash
 from indexbridge.spark import functions as ibf
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)

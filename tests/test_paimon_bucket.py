@@ -11,9 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from indexbridge.paimon.binary_row import Timestamp, binary_row
 from indexbridge.paimon.bucket import (
-    Timestamp,
-    binary_row,
     decode_hash_index,
     encode_hash_index,
     int_hash_set_order,

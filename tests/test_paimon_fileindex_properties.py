@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 from pyroaring import BitMap
 
-from indexbridge.paimon.bucket import Timestamp
+from indexbridge.paimon.binary_row import Timestamp
 from indexbridge.paimon.fileindex.bitmap import BitmapIndex, parse_memory_size
 from indexbridge.paimon.fileindex.bloom import BloomFilterIndex, bloom_filter_size, fast_hash_array, wang64_array
 from indexbridge.paimon.fileindex.bsi import BitSliceIndex
