@@ -133,7 +133,7 @@ def _pad8(b: bytes) -> bytes:
 # Writing
 
 
-def binary_row(values: Sequence[object], types: Sequence[str]) -> bytes:
+def binary_row(values: Sequence[object], types: Sequence[str | FieldType]) -> bytes:
     """The bytes of Paimon's ``BinaryRow`` holding ``values`` (``None`` = null).
 
     TIMESTAMP values may also be int millis, DECIMAL values ints; decimals must be exact at the
@@ -141,7 +141,7 @@ def binary_row(values: Sequence[object], types: Sequence[str]) -> bytes:
     """
     if len(values) != len(types):
         raise ValueError(f"{len(values)} values for {len(types)} key types")
-    key_types = [parse_key_type(t) for t in types]
+    key_types = [t if isinstance(t, FieldType) else parse_key_type(t) for t in types]
     null_bits = null_bits_size(len(key_types))
     fixed = bytearray(null_bits + 8 * len(key_types))
     variable = bytearray()

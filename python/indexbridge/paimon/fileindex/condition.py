@@ -562,7 +562,7 @@ def parse(text: str, source: str = "condition") -> Predicate:
 # Binding literals to column types
 
 
-class _Inexact(Exception):
+class Inexact(Exception):
     """The literal is no value of the column's type: the leaf is UNDECIDED."""
 
 
@@ -573,19 +573,19 @@ def _exact_integral(value: object) -> int:
         return int(value)
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         return int(value)
-    raise _Inexact
+    raise Inexact
 
 
 def column_value(t: DataType, value: object) -> object:
     """The internal value (values.py table) a non-null SQL literal stands for in a column of type
-    ``t``. Raises ``_Inexact`` when no value of the type equals it and ValueError when the two
+    ``t``. Raises ``Inexact`` when no value of the type equals it and ValueError when the two
     cannot be compared."""
     if isinstance(value, bool) and t.root != "BOOLEAN" and not t.is_string:
         raise ValueError(f"a {t.root} column is not comparable with {json.dumps(literal_json(value))}")
     if t.is_string:
         if isinstance(value, str):
             return value
-        raise _Inexact  # Spark would cast the column: the index holds other values
+        raise Inexact  # Spark would cast the column: the index holds other values
     if t.is_binary:
         if isinstance(value, (bytes, str)):
             return value.encode("utf-8") if isinstance(value, str) else value
@@ -600,7 +600,7 @@ def column_value(t: DataType, value: object) -> object:
         if isinstance(value, (int, float, Decimal)):
             n = _exact_integral(value)
             if not -(1 << (_INT_BITS[t.root] - 1)) <= n < 1 << (_INT_BITS[t.root] - 1):
-                raise _Inexact
+                raise Inexact
             return n
     elif t.root in ("FLOAT", "DOUBLE"):
         if isinstance(value, (int, float, Decimal)):
@@ -608,16 +608,16 @@ def column_value(t: DataType, value: object) -> object:
                 return value  # NaN and the infinities are values of both types
             f = _float32(value) if t.root == "FLOAT" else float(value)
             if not math.isfinite(f) or Fraction(f) != Fraction(value):
-                raise _Inexact
+                raise Inexact
             return f
     elif t.root == "DECIMAL":
         if isinstance(value, (int, float, Decimal)):
             try:
                 unscaled = unscaled_long(value, t.scale)  # exact Decimal(float): a double's digits
             except (ValueError, ArithmeticError):  # fractions left, beyond a long, NaN or infinite
-                raise _Inexact from None
+                raise Inexact from None
             if abs(unscaled) >= 10**t.precision:
-                raise _Inexact
+                raise Inexact
             return Decimal(unscaled).scaleb(-t.scale)
     elif t.root == "DATE":
         if isinstance(value, datetime.date):
@@ -625,13 +625,13 @@ def column_value(t: DataType, value: object) -> object:
         if isinstance(value, Timestamp):
             days, rest = divmod(value.millisecond, 86_400_000)
             if rest or value.nano_of_millisecond:
-                raise _Inexact
+                raise Inexact
             return days
     elif t.root == "TIME_WITHOUT_TIME_ZONE":
         if isinstance(value, tuple):
             millis, nanos = value
             if nanos:  # finer than the millisecond key
-                raise _Inexact
+                raise Inexact
             return millis
     elif t.is_timestamp:
         if isinstance(value, datetime.date):
@@ -639,7 +639,7 @@ def column_value(t: DataType, value: object) -> object:
         if isinstance(value, Timestamp):
             nanos_of_second = value.millisecond % 1000 * 1_000_000 + value.nano_of_millisecond
             if nanos_of_second % (1_000_000 if t.precision <= 3 else 1_000 if t.precision <= 6 else 1):
-                raise _Inexact  # finer than the key (millis or micros)
+                raise Inexact  # finer than the key (millis or micros)
             return value
     raise ValueError(f"a {t.root} column is not comparable with {json.dumps(literal_json(value))}")
 
@@ -677,7 +677,7 @@ def bind(predicate: Predicate, types: Mapping[str, DataType] | Callable[[str], D
         return UNDECIDED
     try:
         return Leaf(predicate.op, predicate.column, tuple(column_value(t, v) for v in literals))
-    except _Inexact:
+    except Inexact:
         return UNDECIDED
 
 

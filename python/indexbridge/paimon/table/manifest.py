@@ -39,6 +39,7 @@ from pathlib import Path
 import fastavro
 
 from indexbridge.errors import IndexFormatError
+from indexbridge.paimon.dv import DeletionVectorRange
 
 ADD = 0
 DELETE = 1
@@ -140,16 +141,6 @@ class ManifestEntry:
 
 
 @dataclass(frozen=True)
-class DeletionVectorMeta:
-    """Where one data file's deletion vector sits in a deletion file."""
-
-    data_file_name: str
-    offset: int
-    length: int
-    cardinality: int | None
-
-
-@dataclass(frozen=True)
 class IndexManifestEntry:
     kind: int
     partition: bytes
@@ -158,7 +149,7 @@ class IndexManifestEntry:
     file_name: str
     file_size: int
     row_count: int
-    dv_ranges: tuple[DeletionVectorMeta, ...] | None
+    dv_ranges: tuple[DeletionVectorRange, ...] | None
     external_path: str | None
 
     def identifier(self) -> tuple:
@@ -221,7 +212,7 @@ def read_index_manifest(path: str | os.PathLike[str]) -> list[IndexManifestEntry
         ranges = r.get("_DELETIONS_VECTORS_RANGES")
         return IndexManifestEntry(
             kind, bytes(r["_PARTITION"]), r["_BUCKET"], r["_INDEX_TYPE"], r["_FILE_NAME"], r["_FILE_SIZE"], r["_ROW_COUNT"],
-            None if ranges is None else tuple(DeletionVectorMeta(d["f0"], d["f1"], d["f2"], d.get("_CARDINALITY")) for d in ranges),
+            None if ranges is None else tuple(DeletionVectorRange(d["f0"], d["f1"], d["f2"], d.get("_CARDINALITY")) for d in ranges),
             r.get("_EXTERNAL_PATH"),
         )  # fmt: skip
 

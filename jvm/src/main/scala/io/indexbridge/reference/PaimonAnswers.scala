@@ -130,7 +130,8 @@ object PaimonAnswers {
             if (f.embeddedIndex() != null) Some(new FileIndexPredicate(f.embeddedIndex(), fileRowType))
             else indexFile.map(n => new FileIndexPredicate(pathFactory.toAlignedPath(n, f), io, fileRowType))
           index.foreach { ip =>
-            try results.put(f.fileName(), if (ip.evaluate(paimonPredicate(where.get, fileRowType)).remain()) "remain" else "skip")
+            // by column name: the table's predicate (the generator only ever adds columns)
+            try results.put(f.fileName(), if (ip.evaluate(p).remain()) "remain" else "skip")
             finally ip.close()
           }
         }

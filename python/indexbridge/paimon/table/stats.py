@@ -1,0 +1,142 @@
+"""Testing a predicate against min/max statistics, as Paimon's scan does
+(``LeafPredicate.test(rowCount, min, max, nullCounts)``, ``SimpleStatsEvolution``).
+
+A file's (or a partition range's) statistics are, per column, ``min``, ``max`` (internal values,
+``None`` when unknown) and ``null_count`` (``None`` when unknown). A leaf keeps the file when::
+
+    unknown bounds (min or max None) and not all rows null   -> keep
+    nulls == rows                                             -> drop (for comparisons)
+    equal: min <= v <= max        not_equal: v != min or v != max
+    less_than: v > min            less_or_equal: v >= min
+    greater_than: v < max         greater_or_equal: v <= max
+    in: some v in [min, max]      not_in: no v equals both min and max
+    between(a, b): a <= max and b >= min
+    is_null: nulls unknown or > 0   is_not_null: nulls unknown or < rows
+
+AND keeps when every child keeps, OR when one does; ``UNDECIDED`` (an empty AND) keeps. Values
+compare as Java's ``compareTo`` does (:func:`java_order`): strings by UTF-8 bytes, binary by
+signed bytes, floats with -0.0 < 0.0 and NaN above everything, timestamps by millis then nanos.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from indexbridge.paimon.binary_row import Timestamp
+from indexbridge.paimon.fileindex.predicate import And, Leaf, Or, Predicate
+
+
+def java_order(value: object) -> object:
+    """A key whose Python order is the Java ``compareTo`` order of the internal value."""
+    if isinstance(value, float):
+        return (1, 0.0, 0.0) if math.isnan(value) else (0, value, math.copysign(1.0, value))
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return tuple(b - 256 if b > 127 else b for b in bytes(value))
+    if isinstance(value, Timestamp):
+        return (value.millisecond, value.nano_of_millisecond)
+    return value
+
+
+@dataclass(frozen=True)
+class ColumnStats:
+    min: object
+    max: object
+    null_count: int | None
+
+
+Stats = Callable[[str], ColumnStats | None]
+"""Statistics by column name; None when the column has none (the leaf keeps)."""
+
+
+def _compare(a: object, b: object) -> int:
+    a, b = java_order(a), java_order(b)
+    return (a > b) - (a < b)
+
+
+def _leaf(p: Leaf, row_count: int, s: ColumnStats) -> bool:
+    nc = s.null_count
+    if (nc is None or nc != row_count) and (s.min is None or s.max is None):
+        return True  # unknown bounds, not all null
+    if p.op == "is_null":
+        return nc is None or nc > 0
+    if p.op == "is_not_null":
+        return nc is None or nc < row_count
+    if nc is not None and nc == row_count:
+        return False  # every row null: no comparison holds
+    lo, hi = s.min, s.max
+    match p.op:
+        case "equal":
+            v = p.literals[0]
+            return _compare(v, lo) >= 0 and _compare(v, hi) <= 0
+        case "not_equal":
+            v = p.literals[0]
+            return _compare(v, lo) != 0 or _compare(v, hi) != 0
+        case "less_than":
+            return _compare(p.literals[0], lo) > 0
+        case "less_or_equal":
+            return _compare(p.literals[0], lo) >= 0
+        case "greater_than":
+            return _compare(p.literals[0], hi) < 0
+        case "greater_or_equal":
+            return _compare(p.literals[0], hi) <= 0
+        case "in":
+            return any(_compare(v, lo) >= 0 and _compare(v, hi) <= 0 for v in p.literals)
+        case "not_in":
+            return not any(_compare(v, lo) == 0 and _compare(v, hi) == 0 for v in p.literals)
+        case "between":
+            a, b = p.literals
+            return _compare(a, hi) <= 0 and _compare(b, lo) >= 0
+    raise AssertionError(p.op)
+
+
+def test(predicate: Predicate, row_count: int, stats: Stats) -> bool:
+    """Whether the rows these statistics describe may hold a row the predicate keeps."""
+    if isinstance(predicate, Leaf):
+        s = stats(predicate.column)
+        return True if s is None else _leaf(predicate, row_count, s)
+    if isinstance(predicate, And):
+        return all(test(c, row_count, stats) for c in predicate.children)
+    return any(test(c, row_count, stats) for c in predicate.children)
+
+
+# ---------------------------------------------------------------------------------------------
+# Predicate surgery shared by the scan
+
+
+def split_and(p: Predicate | None) -> list[Predicate]:
+    """``PredicateBuilder.splitAnd``: the top-level conjuncts."""
+    if p is None:
+        return []
+    if isinstance(p, And):
+        return [c for child in p.children for c in split_and(child)]
+    return [p]
+
+
+def columns_of(p: Predicate) -> set[str]:
+    if isinstance(p, Leaf):
+        return {p.column}
+    return set().union(*(columns_of(c) for c in p.children)) if p.children else set()
+
+
+def and_all(ps: Sequence[Predicate]) -> Predicate | None:
+    return None if not ps else ps[0] if len(ps) == 1 else And(tuple(ps))
+
+
+def project(p: Predicate, fields: set[str]) -> Predicate | None:
+    """``PredicateProjectionConverter``: the part of ``p`` on ``fields`` alone (an AND keeps the
+    children it can project, an OR needs all of them); None when nothing is left."""
+    if isinstance(p, Leaf):
+        return p if p.column in fields else None
+    children = [project(c, fields) for c in p.children]
+    if isinstance(p, And):
+        kept = [c for c in children if c is not None]
+        return And(tuple(kept)) if kept else (p if not p.children else None)
+    return None if any(c is None for c in children) else Or(tuple(children))
+
+
+def rename(p: Predicate, names: dict[str, str]) -> Predicate:
+    if isinstance(p, Leaf):
+        return Leaf(p.op, names.get(p.column, p.column), p.literals)
+    return type(p)(tuple(rename(c, names) for c in p.children))
