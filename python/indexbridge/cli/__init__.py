@@ -1,4 +1,4 @@
-"""The `indexbridge` command: inspect | conformance | demo | bench."""
+"""The `indexbridge` command: inspect | conformance | paimon | demo | bench."""
 
 from __future__ import annotations
 
@@ -29,6 +29,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--prefix", default=None, help="zap: the terms starting with PREFIX (with their document frequencies)")
     p.add_argument("--doc", type=int, default=None, metavar="N", help="zap: the stored fields of document N")
 
+    p = commands.add_parser("paimon", help="a Paimon table: inspect its snapshot, read its rows, verify its indexes")
+    p.add_argument("action", choices=["inspect", "read", "verify"])
+    p.add_argument("table", metavar="TABLE_DIR")
+    p.add_argument("--snapshot", type=int, default=None, metavar="ID", help="a snapshot id (default: the latest)")
+    p.add_argument("--where", default=None, metavar="CONDITION", help="inspect, read: a Spark SQL condition")
+    p.add_argument("--json", action="store_true", help="inspect: one JSON object")
+    p.add_argument("--columns", default=None, metavar="A,B", help="read: the columns to print")
+    p.add_argument("--out", default=None, metavar="FILE", help="read: write to FILE (Parquet if it ends in .parquet)")
+    p.add_argument("--rebuild", action="store_true", help="verify: also rebuild file indexes, deletion files and hash indexes and compare bytes")
+
     p = commands.add_parser("demo", help="the main job: deletion vectors and hash indexes on an embedded local Spark")
     p.add_argument("--rows", type=int, default=200_000)
     p.add_argument("--files", type=int, default=8)
@@ -58,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
 
         types = dict(t.split("=", 1) if "=" in t else ("", t) for t in args.type)
         return run(args.files, args.format, args.json, args.engine, InspectOptions(types, args.query, args.terms, args.prefix, args.doc))
+    if args.command == "paimon":
+        from indexbridge.cli.paimon import run as run_paimon
+
+        return run_paimon(args)
     if args.command == "demo":
         from indexbridge.cli.demo import run
 

@@ -52,9 +52,10 @@ class Timestamp:
 
 @dataclass(frozen=True)
 class FieldType:
-    """An atomic Paimon type as far as its ``BinaryRow`` slot is concerned."""
+    """An atomic Paimon type as far as its ``BinaryRow`` slot is concerned. ``SKIPPED`` stands
+    for a field whose value is not read (a nested type in a statistics row: always null)."""
 
-    root: str  # BOOLEAN TINYINT SMALLINT INT BIGINT FLOAT DOUBLE DATE TIME TIMESTAMP DECIMAL STRING BINARY
+    root: str  # BOOLEAN TINYINT SMALLINT INT BIGINT FLOAT DOUBLE DATE TIME TIMESTAMP DECIMAL STRING BINARY SKIPPED
     precision: int = 0
     scale: int = 0
 
@@ -238,6 +239,8 @@ def _variable(view: memoryview, slot: int, offset: int, length: int, fixed_end: 
 
 
 def _read_slot(view: memoryview, slot: int, t: FieldType, fixed_end: int, source: str, base: int) -> object:
+    if t.root == "SKIPPED":
+        return None
     if t.root in _SLOT_FORMATS:
         fmt = _SLOT_FORMATS[t.root]
         (value,) = struct.unpack_from(fmt, view, slot)

@@ -181,6 +181,8 @@ class TableRead:
                 array = data.column(physical[name])
                 if array.type != target:
                     array = array.cast(target)
+                if f.type.root == "CHAR" and entry.path.suffix.lower() == ".orc":
+                    array = pc.utf8_rtrim(array, " ")  # ORC pads CHAR(n); Paimon's ORC reader trims it
             else:
                 array = pa.nulls(rows, target)
             arrays.append(array)

@@ -50,7 +50,7 @@ from indexbridge.paimon.table.manifest import (
 )
 from indexbridge.paimon.table.options import TableOptions
 from indexbridge.paimon.table.paths import FileStorePathFactory
-from indexbridge.paimon.table.schema import SchemaManager, TableSchema, binary_row_type, is_atomic
+from indexbridge.paimon.table.schema import SchemaManager, TableSchema, binary_row_type
 from indexbridge.paimon.table.snapshot import Snapshot
 
 DELETION_VECTORS = "DELETION_VECTORS"
@@ -400,10 +400,7 @@ class TableScan:
         source = f"{entry.manifest} (_VALUE_STATS of {f.file_name})"
         decoded: dict[str, stats.ColumnStats] = {}
         if columns:
-            types = [by_name[c][1] for c in columns]
-            slot_types = [binary_row_type(t) if is_atomic(t) else None for t in types]
-            if any(t is None for t in slot_types):
-                raise IndexFormatError(source, 0, f"value statistics of atomic columns only, got {columns}")
+            slot_types = [binary_row_type(by_name[c][1]) for c in columns]
             mins = deserialize_binary_row(f.value_stats.min_values, slot_types, source=source)
             maxs = deserialize_binary_row(f.value_stats.max_values, slot_types, source=source)
             counts = f.value_stats.null_counts or (None,) * len(columns)

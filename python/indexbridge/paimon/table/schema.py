@@ -92,15 +92,12 @@ _SLOT_ROOTS = {"INTEGER": "INT", "CHAR": "STRING", "VARCHAR": "STRING", "VARBINA
 
 
 def binary_row_type(t: DataType) -> FieldType:
-    """How a value of atomic type ``t`` sits in a ``BinaryRow`` slot."""
+    """How a value of type ``t`` sits in a ``BinaryRow`` slot; nested values are not read (they
+    only appear, null, in statistics rows)."""
     if t.root in ("ARRAY", "MULTISET", "MAP", "ROW"):
-        raise ValueError(f"{t.root} values are not read from BinaryRow slots here")
+        return FieldType("SKIPPED")
     root = _SLOT_ROOTS.get(t.root, t.root)
     return FieldType(root, t.precision if root in ("TIMESTAMP", "TIME", "DECIMAL") else 0, t.scale)
-
-
-def is_atomic(t: DataType) -> bool:
-    return t.root not in ("ARRAY", "MULTISET", "MAP", "ROW")
 
 
 @dataclass(frozen=True)

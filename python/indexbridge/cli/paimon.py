@@ -1,0 +1,171 @@
+"""`indexbridge paimon inspect | read | verify TABLE_DIR`: a Paimon table at a snapshot.
+
+``inspect --json`` prints one object (a contract scripts rely on)::
+
+    {"table": DIR, "snapshot": 6, "schema_id": 0, "primary_keys": [...], "partition_keys": [...],
+     "data_files": [{"partition": {column: value}, "bucket": 0, "file": "data-….parquet",
+                     "level": 5, "row_count": 1000,
+                     "deletion_vector": null | {"index_file", "offset", "length", "cardinality"},
+                     "file_index": null | {"embedded": bool, "index_file": name | null,
+                                           "indexes": {column: [index types]}},
+                     "index_result": "remain" | "skip",           (with --where)
+                     "read": true | false, "pruned_by": null | "partition" | "bucket" | "stats"
+                             | "file-index" | "index-file"}],       (with --where)
+     "index_files": [{"partition", "bucket", "index_type": "HASH" | "DELETION_VECTORS", "file", "row_count"}]}
+
+``data_files`` are the files a batch read of the snapshot considers (for primary-key tables
+with deletion vectors or first-row, level-0 files are not among them, as in Paimon); with
+``--where`` each says what Paimon's ``FileIndexPredicate`` decides and whether the read opens it.
+Values are in the JSON form of ``indexbridge paimon read`` (:mod:`indexbridge.paimon.table.canonical`).
+
+``read`` prints the live rows as JSON lines, or writes Parquet when ``--out`` ends in
+``.parquet`` (JSON lines otherwise); ``verify`` checks what the snapshot references
+(:mod:`indexbridge.paimon.table.verify`). Errors: one line ``indexbridge: error: FILE: offset
+N: expected``, exit status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from indexbridge.errors import IndexFormatError
+from indexbridge.paimon.fileindex.condition import parse
+from indexbridge.paimon.table.canonical import rows_json, value_json
+from indexbridge.paimon.table.scan import DataFileEntry, Plan
+from indexbridge.paimon.table.table import FileStoreTable
+from indexbridge.storage import write_atomically
+
+
+def _partition(table: FileStoreTable, values: dict) -> dict:
+    return {k: value_json(table.schema.field(k).type, v) for k, v in values.items()}
+
+
+def _file_index(entry: DataFileEntry) -> dict | None:
+    container = entry.file_index()
+    if container is None:
+        return None
+    indexes: dict[str, list[str]] = {}
+    for e in container.entries:
+        indexes.setdefault(e.column, []).append(e.index_type)
+    index_file = entry.file_index_path
+    return {"embedded": entry.file.embedded_index is not None, "index_file": None if index_file is None else index_file.name, "indexes": indexes}
+
+
+def describe(table: FileStoreTable, where: str | None) -> dict:
+    all_files = table.plan()
+    plan: Plan | None = None
+    verdicts: dict[str, str | None] = {}
+    predicate = None
+    if where is not None:
+        predicate = table.predicate(where)
+        plan = table.scan.plan(predicate)
+        verdicts = {e.file.file_name: e.pruned for e in plan.pruned}
+        verdicts.update({e.file.file_name: e.pruned for s in plan.splits for e in s.files})
+    data_files = []
+    for split in all_files.splits:
+        for e in split.files:
+            d = e.deletion_file
+            item = {
+                "partition": _partition(table, e.partition),
+                "bucket": e.bucket,
+                "file": e.file.file_name,
+                "level": e.file.level,
+                "row_count": e.file.row_count,
+                "deletion_vector": None if d is None else {"index_file": d.index_file, "offset": d.offset, "length": d.length, "cardinality": d.cardinality},
+                "file_index": _file_index(e),
+            }
+            if predicate is not None:
+                pruned = verdicts.get(e.file.file_name)
+                item["index_result"] = table.scan.index_result(predicate, e)
+                item["read"] = pruned is None
+                item["pruned_by"] = pruned
+            data_files.append(item)
+    return {
+        "table": str(table.path),
+        "snapshot": None if table.snapshot is None else table.snapshot.id,
+        "schema_id": table.schema.id,
+        "primary_keys": list(table.schema.primary_keys),
+        "partition_keys": list(table.schema.partition_keys),
+        **({"where": where} if where is not None else {}),
+        "data_files": data_files,
+        "index_files": [
+            {"partition": _partition(table, i.partition), "bucket": i.bucket, "index_type": i.index_type, "file": i.file_name, "row_count": i.row_count}
+            for i in all_files.index_files
+        ],
+    }
+
+
+def _text(summary: dict) -> str:
+    files = summary["data_files"]
+    rows = sum(f["row_count"] for f in files)
+    deleted = sum(f["deletion_vector"]["cardinality"] or 0 for f in files if f["deletion_vector"])
+    lines = [
+        f"{summary['table']}: snapshot {summary['snapshot']}, schema {summary['schema_id']}",
+        f"  primary keys: {', '.join(summary['primary_keys']) or '-'}; partition keys: {', '.join(summary['partition_keys']) or '-'}",
+        f"  data files: {len(files)}, {rows} rows, {deleted} deleted by {sum(1 for f in files if f['deletion_vector'])} deletion vectors",
+        f"  file indexes: {sum(1 for f in files if f['file_index'] and f['file_index']['embedded'])} embedded, "
+        f"{sum(1 for f in files if f['file_index'] and not f['file_index']['embedded'])} in .index files",
+    ]
+    kinds = Counter(i["index_type"] for i in summary["index_files"])
+    lines.append("  index files: " + (", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "none"))
+    if "where" in summary:
+        read = [f for f in files if f["read"]]
+        reasons = Counter(f["pruned_by"] for f in files if not f["read"])
+        lines.append(f"  where {summary['where']}: {len(read)} of {len(files)} files read"
+                     + "".join(f", {n} pruned by {r}" for r, n in sorted(reasons.items())))  # fmt: skip
+    for f in files:
+        parts = [f"bucket {f['bucket']}", f"level {f['level']}", f"{f['row_count']} rows"]
+        if f["deletion_vector"]:
+            parts.append(f"{f['deletion_vector']['cardinality']} deleted")
+        if f["file_index"]:
+            parts.append("index " + " ".join(f"{c}:{'/'.join(t)}" for c, t in f["file_index"]["indexes"].items()))
+        if "read" in f:
+            parts.append("read" if f["read"] else f"skipped ({f['pruned_by']})")
+        partition = ",".join(f"{k}={v}" for k, v in f["partition"].items())
+        lines.append(f"    {partition + ' ' if partition else ''}{f['file']}: " + ", ".join(parts))
+    return "\n".join(lines)
+
+
+def _open(path: str, snapshot: int | None) -> FileStoreTable:
+    if not Path(path).is_dir():
+        raise IndexFormatError(path, 0, "a Paimon table directory")
+    return FileStoreTable.open(path, snapshot)
+
+
+def run(args) -> int:
+    try:
+        if args.where is not None:
+            parse(args.where, "--where")
+        table = _open(args.table, args.snapshot)
+        if args.action == "inspect":
+            summary = describe(table, args.where)
+            print(json.dumps(summary) if args.json else _text(summary))
+        elif args.action == "read":
+            columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
+            rows = table.to_arrow(args.where, columns)
+            if args.out and args.out.endswith(".parquet"):
+                sink = pq.BufferOutputStream()
+                pq.write_table(rows, sink)
+                write_atomically(args.out, sink.getvalue().to_pybytes())
+            else:
+                text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows_json(rows, table.schema))
+                if args.out:
+                    write_atomically(args.out, text.encode("utf-8"))
+                else:
+                    sys.stdout.write(text)
+        else:
+            from indexbridge.paimon.table.verify import verify
+
+            print(verify(table, rebuild=args.rebuild).summary())
+    except IndexFormatError as error:
+        print(f"indexbridge: error: {error}", file=sys.stderr)
+        return 2
+    except (ValueError, OSError) as error:  # an unknown column, an unwritable --out
+        print(f"indexbridge: error: {args.table}: {error}", file=sys.stderr)
+        return 2
+    return 0
