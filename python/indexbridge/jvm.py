@@ -7,10 +7,14 @@ data stays in the JVM or moves as Arrow batches.
 from __future__ import annotations
 
 import functools
+import os
 import subprocess
 from pathlib import Path
 
 JAR = Path(__file__).resolve().parent / "jars" / "indexbridge.jar"
+# Paimon's own classes: the reference of the tests, the demo's table writer, the benchmarks'
+# baseline; scripts/bootstrap.sh fetches the jar with Maven.
+PAIMON_BUNDLE = Path.home() / ".m2/repository/org/apache/paimon/paimon-bundle/1.4.2/paimon-bundle-1.4.2.jar"
 
 
 def jar_path() -> Path:
@@ -48,6 +52,25 @@ def jvm_with(*extra_jars: Path):
     """A private JVM with ours and ``extra_jars`` on its classpath (e.g. a benchmark's baseline),
     started once per process and set of jars."""
     return _gateway(tuple(str(j) for j in extra_jars)).jvm
+
+
+def paimon_bundle() -> Path:
+    if not PAIMON_BUNDLE.is_file():
+        raise RuntimeError(f"Paimon's jar is missing at {PAIMON_BUNDLE}; scripts/bootstrap.sh fetches it with Maven")
+    return PAIMON_BUNDLE
+
+
+def run_reference(*args: str) -> None:
+    """Runs ``io.indexbridge.reference.PaimonAnswers`` (real Paimon tables made and read by
+    Paimon's own Java API) in a JVM with our jar, Paimon's and Spark's; raises on failure."""
+    import pyspark
+
+    classpath = os.pathsep.join([str(jar_path()), str(paimon_bundle()), str(Path(pyspark.__file__).parent / "jars" / "*")])
+    done = subprocess.run(
+        ["java", "-cp", classpath, "io.indexbridge.reference.PaimonAnswers", *args], capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"PaimonAnswers {' '.join(args)} failed:\n{done.stderr[-4000:]}")
 
 
 def java_error_message(error: Exception) -> str:

@@ -29,8 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-# Paimon's own classes, the Scala codec's baseline; scripts/bootstrap.sh fetches the jar with Maven.
-PAIMON_BUNDLE = Path.home() / ".m2/repository/org/apache/paimon/paimon-bundle/1.4.2/paimon-bundle-1.4.2.jar"
+from indexbridge.jvm import PAIMON_BUNDLE
 
 
 def best_time(fn: Callable[[], object], rounds: int = 3) -> float:

@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from indexbridge.cli.bench import PAIMON_BUNDLE, best_time
+from indexbridge.cli.bench import best_time
+from indexbridge.jvm import PAIMON_BUNDLE
 from indexbridge.paimon.fileindex.container import INDEX_TYPES, build_index
 from indexbridge.paimon.fileindex.values import DataType
 

@@ -156,7 +156,10 @@ object PaimonAnswers {
     * rows, internal values) or drawn at random. */
   def conditions(table: FileStoreTable, rows: Seq[InternalRow], seed: Long, n: Int): Seq[String] = {
     val r = new Random(seed)
-    val fields = table.rowType().getFields.asScala.toIndexedSeq.zipWithIndex.filter { case (f, _) => keyType(f.`type`).isDefined }
+    // columns the condition language has literals for (no TIME, no nested types)
+    val fields = table.rowType().getFields.asScala.toIndexedSeq.zipWithIndex.filter { case (f, _) =>
+      keyType(f.`type`).isDefined && f.`type`.getTypeRoot.name != "TIME_WITHOUT_TIME_ZONE"
+    }
     def literal(f: DataField, i: Int): String = {
       val getter = InternalRow.createFieldGetter(f.`type`, i)
       val values = rows.flatMap(row => Option(getter.getFieldOrNull(row)))

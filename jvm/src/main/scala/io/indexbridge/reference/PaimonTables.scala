@@ -8,13 +8,13 @@ import scala.jdk.CollectionConverters._
 import scala.util.Random
 
 import org.apache.paimon.catalog.{Catalog, CatalogContext, CatalogFactory, Identifier}
-import org.apache.paimon.data.{BinaryString, Decimal, GenericRow, Timestamp}
+import org.apache.paimon.data.{BinaryString, Decimal, GenericArray, GenericMap, GenericRow, Timestamp}
 import org.apache.paimon.disk.IOManager
 import org.apache.paimon.index.HashBucketAssigner
 import org.apache.paimon.options.Options
 import org.apache.paimon.schema.{Schema, SchemaChange}
 import org.apache.paimon.table.FileStoreTable
-import org.apache.paimon.types.{DataType, DataTypes, RowKind}
+import org.apache.paimon.types.{ArrayType, DataType, DataTypes, MapType, RowKind, RowType}
 
 /** Real Paimon tables, made by Paimon 1.4.2's own Java API from a seed: the tables the table
   * layer is tested against, that the demo reads and that `bench table` measures.
@@ -53,13 +53,18 @@ object PaimonTables {
   private val valueTypes: Seq[DataType] = Seq(
     DataTypes.BOOLEAN(), DataTypes.TINYINT(), DataTypes.SMALLINT(), DataTypes.INT(), DataTypes.BIGINT(),
     DataTypes.FLOAT(), DataTypes.DOUBLE(), DataTypes.DECIMAL(10, 2), DataTypes.DECIMAL(24, 4), DataTypes.STRING(),
-    DataTypes.VARCHAR(12), DataTypes.BYTES(), DataTypes.DATE(), DataTypes.TIMESTAMP(3), DataTypes.TIMESTAMP(6),
-    DataTypes.TIMESTAMP_WITH_LOCAL_TIME_ZONE(6))
+    DataTypes.VARCHAR(12), DataTypes.CHAR(5), DataTypes.BYTES(), DataTypes.DATE(), DataTypes.TIME(), DataTypes.TIMESTAMP(3),
+    DataTypes.TIMESTAMP(6), DataTypes.TIMESTAMP(9), DataTypes.TIMESTAMP_WITH_LOCAL_TIME_ZONE(3),
+    DataTypes.TIMESTAMP_WITH_LOCAL_TIME_ZONE(6), DataTypes.ARRAY(DataTypes.INT()),
+    DataTypes.MAP(DataTypes.STRING().notNull(), DataTypes.INT()),
+    DataTypes.ROW(DataTypes.FIELD(100, "a", DataTypes.INT()), DataTypes.FIELD(101, "b", DataTypes.STRING())))
 
   private def root(t: DataType): String = t.getTypeRoot.name
 
   /** The indexes Paimon accepts for a type (spec/paimon.md App. C). */
   private def indexTypes(t: DataType): Seq[String] = root(t) match {
+    case "TIMESTAMP_WITHOUT_TIME_ZONE" | "TIMESTAMP_WITH_LOCAL_TIME_ZONE"
+        if org.apache.paimon.types.DataTypeChecks.getPrecision(t) > 6 => Nil
     case "TINYINT" | "SMALLINT" | "INTEGER" | "BIGINT" | "DATE" | "TIMESTAMP_WITHOUT_TIME_ZONE" |
         "TIMESTAMP_WITH_LOCAL_TIME_ZONE" => Seq("bloom-filter", "bitmap", "bsi")
     case "FLOAT" | "DOUBLE"               => Seq("bloom-filter", "bitmap")
@@ -106,6 +111,19 @@ object PaimonTables {
       options += "deletion-vectors.enabled" -> "true"
       options += "deletion-vectors.bitmap64" -> r.nextBoolean().toString
     }
+    if (keyed) {
+      // merge behaviour: first-row, a user sequence field, ignored deletes
+      val ordered = values.filter(c => Set("INTEGER", "BIGINT", "DOUBLE", "TIMESTAMP_WITHOUT_TIME_ZONE").contains(root(c.dataType)))
+      r.nextInt(8) match {
+        case 0 => options ++= Seq("merge-engine" -> "first-row", "first-row.ignore-delete" -> "true")
+        case 1 | 2 if ordered.nonEmpty =>
+          options += "sequence.field" -> ordered(r.nextInt(ordered.size)).name
+          if (r.nextBoolean()) options += "sequence.field.sort-order" -> "descending"
+        case 3 => options += "ignore-delete" -> "true"
+        case _ =>
+      }
+    }
+    if (r.nextInt(6) == 0) options += "file.format" -> "orc"
     // File indexes on value columns (and the append table's id): small bloom filters and
     // bitmaps fit the manifest, default-sized bloom filters go to `.index` files.
     val indexable = (appendKey ++ values).filter(c => indexTypes(c.dataType).nonEmpty)
@@ -147,16 +165,29 @@ object PaimonTables {
         val digits = math.min(d.getPrecision, 15)
         val unscaled = (r.nextLong() >>> 1) % math.pow(10, digits).toLong * (if (r.nextBoolean()) 1 else -1)
         Decimal.fromBigDecimal(JBigDecimal.valueOf(unscaled, d.getScale), d.getPrecision, d.getScale)
+      case "CHAR" | "VARCHAR" if t.isInstanceOf[org.apache.paimon.types.CharType] =>
+        BinaryString.fromString(Seq("ab", "abcde", "x", "", "zz z")(r.nextInt(5)))
       case "CHAR" | "VARCHAR" =>
         val words = Seq("alpha", "beta", "gamma", "delta", "ε-psilon", "zeta", "eta", "theta", "", "iota kappa")
         BinaryString.fromString(words(r.nextInt(words.size)) + (if (r.nextBoolean()) r.nextInt(50).toString else ""))
       case "BINARY" | "VARBINARY" => Array.fill[Byte](r.nextInt(12))((r.nextInt(256) - 128).toByte)
       case "DATE"                 => Int.box((Epoch2024 + r.nextInt(800) - 400).toInt)
+      case "TIME_WITHOUT_TIME_ZONE" => Int.box(r.nextInt(86400000))
+      case "ARRAY" =>
+        new GenericArray(Array.fill[AnyRef](r.nextInt(4))(value(r, t.asInstanceOf[ArrayType].getElementType)))
+      case "MAP" =>
+        val m = t.asInstanceOf[MapType]
+        val keys = Seq("k1", "k2", "k3").filter(_ => r.nextBoolean())
+        new GenericMap(keys.map(k => (BinaryString.fromString(k): AnyRef) -> value(r, m.getValueType)).toMap.asJava)
+      case "ROW" =>
+        val row = t.asInstanceOf[RowType]
+        GenericRow.of(row.getFieldTypes.asScala.map(value(r, _)).toSeq: _*)
       case "TIMESTAMP_WITHOUT_TIME_ZONE" | "TIMESTAMP_WITH_LOCAL_TIME_ZONE" =>
         val precision = org.apache.paimon.types.DataTypeChecks.getPrecision(t)
         val micros = (Epoch2024 * 86400L + r.nextInt(86400 * 400)) * 1000000L + r.nextInt(1000000)
         val truncated = if (precision <= 3) micros - Math.floorMod(micros, 1000L) else micros
-        Timestamp.fromEpochMillis(Math.floorDiv(truncated, 1000L), (Math.floorMod(truncated, 1000L) * 1000).toInt)
+        val extraNanos = if (precision > 6) r.nextInt(1000) else 0
+        Timestamp.fromEpochMillis(Math.floorDiv(truncated, 1000L), (Math.floorMod(truncated, 1000L) * 1000).toInt + extraNanos)
       case other => throw new IllegalArgumentException(s"no generator for $other")
     }
 
@@ -275,7 +306,7 @@ object PaimonTables {
         case "BINARY" | "VARBINARY" => "X'" + java.util.HexFormat.of().formatHex(v.asInstanceOf[Array[Byte]]) + "'"
         case "DATE"              => s"DATE '${LocalDate.ofEpochDay(v.asInstanceOf[Integer].longValue)}'"
         case "TIMESTAMP_WITHOUT_TIME_ZONE" | "TIMESTAMP_WITH_LOCAL_TIME_ZONE" =>
-          s"TIMESTAMP '${Canonical.timestamp(v.asInstanceOf[Timestamp])}'"
+          s"TIMESTAMP '${Canonical.timestamp(v.asInstanceOf[Timestamp], org.apache.paimon.types.DataTypeChecks.getPrecision(t))}'"
         case other => throw new IllegalArgumentException(s"no literal for $other")
       }
   }
