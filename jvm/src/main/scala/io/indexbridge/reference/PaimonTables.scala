@@ -115,7 +115,8 @@ object PaimonTables {
       // merge behaviour: first-row, a user sequence field, ignored deletes
       val ordered = values.filter(c => Set("INTEGER", "BIGINT", "DOUBLE", "TIMESTAMP_WITHOUT_TIME_ZONE").contains(root(c.dataType)))
       r.nextInt(8) match {
-        case 0 => options ++= Seq("merge-engine" -> "first-row", "first-row.ignore-delete" -> "true")
+        case 0 if !options.result().contains("deletion-vectors.enabled") => // Paimon refuses first-row with DVs
+          options ++= Seq("merge-engine" -> "first-row", "first-row.ignore-delete" -> "true")
         case 1 | 2 if ordered.nonEmpty =>
           options += "sequence.field" -> ordered(r.nextInt(ordered.size)).name
           if (r.nextBoolean()) options += "sequence.field.sort-order" -> "descending"
