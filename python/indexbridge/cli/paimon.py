@@ -31,6 +31,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from indexbridge.errors import IndexFormatError
@@ -149,7 +150,7 @@ def run(args) -> int:
             columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
             rows = table.to_arrow(args.where, columns)
             if args.out and args.out.endswith(".parquet"):
-                sink = pq.BufferOutputStream()
+                sink = pa.BufferOutputStream()
                 pq.write_table(rows, sink)
                 write_atomically(args.out, sink.getvalue().to_pybytes())
             else:
