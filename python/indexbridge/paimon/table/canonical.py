@@ -7,7 +7,7 @@ value), the same form the reference harness renders Paimon's own rows in
     BINARY, VARBINARY -> base64  DATE -> "2024-05-01"              TIME -> "12:34:56.789"
     TIMESTAMP(p) -> "2024-05-01 12:34:56.123456" (6 fraction digits, 9 when p > 6)
     TIMESTAMP_LTZ(p) -> the same in UTC, followed by "Z"
-    ARRAY -> list   MAP -> object (string keys) or list of [key, value]   ROW -> object
+    ARRAY -> list   MAP -> object (string keys) or list of [key, value]   MULTISET -> the same, element -> count   ROW -> object
 
 Partition values (internal values) render the same way through :func:`value_json`.
 """

@@ -20,7 +20,7 @@ import org.apache.paimon.types._
   * BINARY, VARBINARY -> base64  DATE -> "2024-05-01"              TIME -> "12:34:56.789"
   * TIMESTAMP(p) -> "2024-05-01 12:34:56.123456" (6 fraction digits, 9 when p > 6)
   * TIMESTAMP_LTZ(p) -> the same in UTC, followed by "Z"
-  * ARRAY -> list   MAP -> object (string keys) or list of [key, value]   ROW -> object
+  * ARRAY -> list   MAP -> object (string keys) or list of [key, value]   MULTISET -> the same, element -> count   ROW -> object
   * }}}
   */
 object Canonical {
@@ -62,24 +62,26 @@ object Canonical {
       val out = nodes.arrayNode()
       (0 until array.size).foreach(i => out.add(value(a.getElementType, getter.getElementOrNull(array, i))))
       out
-    case m: MapType =>
-      val map = v.asInstanceOf[InternalMap]
-      val keys = InternalArray.createElementGetter(m.getKeyType)
-      val values = InternalArray.createElementGetter(m.getValueType)
-      val entries = (0 until map.size).map(i =>
-        (keys.getElementOrNull(map.keyArray, i), values.getElementOrNull(map.valueArray, i)))
-      m.getKeyType match {
-        case _: CharType | _: VarCharType =>
-          val out = nodes.objectNode()
-          entries.foreach { case (k, x) => out.set[JsonNode](k.toString, value(m.getValueType, x)) }
-          out
-        case _ =>
-          val out = nodes.arrayNode()
-          entries.foreach { case (k, x) => out.addArray().add(value(m.getKeyType, k)).add(value(m.getValueType, x)) }
-          out
-      }
+    case m: MapType      => map(m.getKeyType, m.getValueType, v.asInstanceOf[InternalMap])
+    case m: MultisetType => map(m.getElementType, new IntType(false), v.asInstanceOf[InternalMap]) // element -> count
     case r: RowType => row(r, v.asInstanceOf[InternalRow])
     case other      => throw new IllegalArgumentException(s"no JSON form for $other")
+  }
+
+  private def map(keyType: DataType, valueType: DataType, map: InternalMap): JsonNode = {
+    val keys = InternalArray.createElementGetter(keyType)
+    val values = InternalArray.createElementGetter(valueType)
+    val entries = (0 until map.size).map(i => (keys.getElementOrNull(map.keyArray, i), values.getElementOrNull(map.valueArray, i)))
+    keyType match {
+      case _: CharType | _: VarCharType =>
+        val out = nodes.objectNode()
+        entries.foreach { case (k, x) => out.set[JsonNode](k.toString, value(valueType, x)) }
+        out
+      case _ =>
+        val out = nodes.arrayNode()
+        entries.foreach { case (k, x) => out.addArray().add(value(keyType, k)).add(value(valueType, x)) }
+        out
+    }
   }
 
   def row(rowType: RowType, row: InternalRow): ObjectNode = {
