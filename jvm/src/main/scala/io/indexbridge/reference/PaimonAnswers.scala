@@ -32,7 +32,9 @@ import org.apache.paimon.types.{DataField, RowType}
   *
   * `main` makes a whole suite in one JVM: `suite SPEC.json OUT.json` creates the tables of the
   * spec ([[PaimonTables]]) and answers, for each, unfiltered reads of the latest and an earlier
-  * snapshot and seeded conditions over the values the table holds. */
+  * snapshot and seeded conditions over the values the table holds; `orders` makes the demo's and
+  * the bench's table ([[PaimonTables.orders]]) and answers the given conditions (the rows of an
+  * unfiltered read only up to a million: `row_count` always). */
 object PaimonAnswers {
   private val mapper = new ObjectMapper()
 
@@ -93,7 +95,7 @@ object PaimonAnswers {
   }
 
   /** Paimon's answers for one read (see the object comment). */
-  def answer(tablePath: String, snapshot: Option[Long], where: Option[String]): ObjectNode = {
+  def answer(tablePath: String, snapshot: Option[Long], where: Option[String], keepRows: Boolean = true): ObjectNode = {
     val (table, io) = open(tablePath, snapshot)
     val rowType = table.rowType()
     val predicate = where.map(paimonPredicate(_, rowType))
@@ -138,10 +140,18 @@ object PaimonAnswers {
       }
     }
     io.opened.clear()
-    val rows = out.putArray("rows")
+    val rows = out.arrayNode()
+    var count = 0L
     val reader = readBuilder.newRead().createReader(splits.map(s => s: org.apache.paimon.table.source.Split).asJava)
-    try reader.forEachRemaining((row: InternalRow) => if (predicate.forall(_.test(row))) rows.add(Canonical.row(rowType, row)))
+    try reader.forEachRemaining { (row: InternalRow) =>
+        if (predicate.forall(_.test(row))) {
+          count += 1
+          if (keepRows) rows.add(Canonical.row(rowType, row))
+        }
+      }
     finally reader.close()
+    out.put("row_count", count)
+    if (keepRows) out.set[JsonNode]("rows", rows)
     val read = out.putArray("files_read")
     io.opened.asScala.toSeq.distinct.sorted.foreach(read.add)
     out
@@ -227,12 +237,23 @@ object PaimonAnswers {
     case "suite" :: specPath :: outPath :: Nil =>
       val result = suite(mapper.readTree(Files.readAllBytes(Paths.get(specPath))))
       Files.write(Paths.get(outPath), mapper.writerWithDefaultPrettyPrinter().writeValueAsBytes(result))
+    case "orders" :: warehouse :: rows :: buckets :: outPath :: conditions =>
+      // the demo's and the bench's table: created once, then Paimon's answers for its reads
+      val path = Paths.get(warehouse, "db.db", "orders")
+      if (!Files.exists(path.resolve("snapshot"))) PaimonTables.orders(warehouse, "db", "orders", rows.toInt, buckets.toInt)
+      val out = mapper.createObjectNode().put("path", path.toString)
+      val reads = out.putArray("reads")
+      val keepRows = rows.toLong <= 1000000L
+      reads.add(answer(path.toString, None, None, keepRows))
+      conditions.foreach(c => reads.add(answer(path.toString, None, Some(c))))
+      Files.write(Paths.get(outPath), mapper.writeValueAsBytes(out))
     case "answer" :: path :: rest =>
       val snapshot = rest.sliding(2).collectFirst { case "--snapshot" :: id :: Nil => id.toLong }
       val where = rest.sliding(2).collectFirst { case "--where" :: w :: Nil => w }
       println(mapper.writerWithDefaultPrettyPrinter().writeValueAsString(answer(path, snapshot, where)))
     case _ =>
-      System.err.println("usage: PaimonAnswers suite SPEC.json OUT.json | answer TABLE_DIR [--snapshot ID] [--where COND]")
+      System.err.println("usage: PaimonAnswers suite SPEC.json OUT.json | orders WAREHOUSE ROWS BUCKETS OUT.json [CONDITION ...]"
+        + " | answer TABLE_DIR [--snapshot ID] [--where COND]")
       sys.exit(2)
   }
 }
