@@ -47,8 +47,9 @@ def test_reads_match_paimon(paimon_suite, paimon_table):
     latest = FileStoreTable.open(t["path"])
     assert latest.snapshot.id == t["latest_snapshot"]
     mismatches = []
+    tables = {}  # one table object per snapshot: plans must not leak into each other
     for read in t["reads"]:
-        table = FileStoreTable.open(t["path"], snapshot=read["snapshot"])
+        table = tables.setdefault(read["snapshot"], FileStoreTable.open(t["path"], snapshot=read["snapshot"]))
         where = read.get("where")
         plan = table.plan(where)
         what = f"snapshot {read['snapshot']} where {where}"

@@ -263,6 +263,7 @@ class TableScan:
         primary_key = bool(self.schema.primary_keys)
         skip_level0 = primary_key and self.options.batch_scan_skip_level0
         kept: list[DataFileEntry] = []
+        buckets_of: dict[tuple[bytes, int], set[int] | None] = {}  # per (partition, total buckets)
         for e, source in self.live_entries:
             entry = self.entry(e, source)
             if skip_level0 and e.file.level == 0:
@@ -271,7 +272,7 @@ class TableScan:
                 continue  # postpone bucket: not yet written to a real bucket
             if partition_filter is not None and not matches(partition_filter, entry.partition):
                 plan.pruned.append(replace(entry, pruned="partition"))
-            elif predicate is not None and not self._bucket_selected(predicate, entry):
+            elif predicate is not None and not self._bucket_selected(predicate, entry, buckets_of):
                 plan.pruned.append(replace(entry, pruned="bucket"))
             elif primary_key and key_filter is not None and not self._key_stats_test(key_filter, entry):
                 plan.pruned.append(replace(entry, pruned="stats"))
@@ -302,20 +303,16 @@ class TableScan:
 
     # -- buckets (BucketSelectConverter)
 
-    def _bucket_selected(self, predicate: Predicate, entry: DataFileEntry) -> bool:
+    def _bucket_selected(self, predicate: Predicate, entry: DataFileEntry, buckets_of: dict) -> bool:
         if self.options.bucket <= 0 or entry.total_buckets <= 0:
             return True  # dynamic, unaware and postpone tables: no bucket pruning
-        buckets = self._selected_buckets(predicate, entry.partition_row, entry.partition, entry.total_buckets)
+        key = (entry.partition_row, entry.total_buckets)
+        if key not in buckets_of:
+            buckets_of[key] = self._selected_buckets(predicate, entry.partition, entry.total_buckets)
+        buckets = buckets_of[key]
         return buckets is None or entry.bucket in buckets
 
-    def _selected_buckets(self, predicate: Predicate, row: bytes, partition: dict, total: int) -> set[int] | None:
-        cache = self.__dict__.setdefault("_bucket_cache", {})
-        key = (row, total)
-        if key not in cache:
-            cache[key] = self._compute_buckets(predicate, partition, total)
-        return cache[key]
-
-    def _compute_buckets(self, predicate: Predicate, partition: dict, total: int) -> set[int] | None:
+    def _selected_buckets(self, predicate: Predicate, partition: dict, total: int) -> set[int] | None:
         bucket_keys = self.schema.bucket_keys
         if not bucket_keys:
             return None
