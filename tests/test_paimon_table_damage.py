@@ -148,3 +148,14 @@ def test_cli_reports_one_line(paimon_suite, tmp_path):
         assert status == 2
         assert err.getvalue().startswith(f"indexbridge: error: {entry.deletion_file.path}: offset "), err.getvalue()
         assert "Traceback" not in err.getvalue() and err.getvalue().count("\n") == 1
+
+
+def test_hash_index_missing_a_key(paimon_suite, tmp_path):
+    path = _copy(paimon_suite, tmp_path, _with_hash_indexes)
+    index = next(i for i in FileStoreTable.open(path).plan().index_files if i.index_type == "HASH" and i.row_count)
+    data = bytearray(index.path.read_bytes())
+    data[0:4] = (0x7FFFFFFF).to_bytes(4, "big")  # another key hash in place of the first, the size unchanged
+    index.path.write_bytes(bytes(data))
+    verify(FileStoreTable.open(path))  # a well-formed set of hashes
+    error = _fails_naming(index.path, lambda: verify(FileStoreTable.open(path), rebuild=True))
+    assert "is missing" in error.expected

@@ -23,7 +23,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from indexbridge.paimon.binary_row import binary_row, null_bits_size, parse_key_type
+from indexbridge.paimon.binary_row import FieldType, binary_row, null_bits_size, parse_key_type
 from indexbridge.paimon.javaorder import to_java_int
 
 # ---------------------------------------------------------------------------------------------
@@ -84,7 +84,7 @@ def murmur_hash_bytes(data: bytes) -> int:
     return to_java_int(_fmix(_hash_words([*words, *tail], _SEED), len(data)))
 
 
-def key_hash(values: Sequence[object], types: Sequence[str]) -> int:
+def key_hash(values: Sequence[object], types: Sequence[str | FieldType]) -> int:
     """``BinaryRow.hashCode()`` of the key row: what the hash index stores (signed i32)."""
     return murmur_hash_words(binary_row(values, types))
 
@@ -94,7 +94,7 @@ _ARRAY_DTYPES = {"BOOLEAN": "<u1", "TINYINT": "<i1", "SMALLINT": "<i2", "INT": "
                  "TIMESTAMP": "<i8", "DECIMAL": "<i8"}  # fmt: skip
 
 
-def key_hash_array(columns: Sequence[np.ndarray], types: Sequence[str]) -> np.ndarray:
+def key_hash_array(columns: Sequence[np.ndarray], types: Sequence[str | FieldType]) -> np.ndarray:
     """``key_hash`` for every row of non-null fixed-width key columns, vectorised (int32).
 
     Columns hold the slot values: bool/ints, floats, epoch millis for TIMESTAMP(p <= 3), the
@@ -103,7 +103,7 @@ def key_hash_array(columns: Sequence[np.ndarray], types: Sequence[str]) -> np.nd
     """
     if len(columns) != len(types):
         raise ValueError(f"{len(columns)} columns for {len(types)} key types")
-    key_types = [parse_key_type(t) for t in types]
+    key_types = [t if isinstance(t, FieldType) else parse_key_type(t) for t in types]
     rows = len(columns[0]) if columns else 0
     null_bits = null_bits_size(len(key_types))
     row = np.zeros((rows, null_bits + 8 * len(key_types)), np.uint8)

@@ -7,7 +7,8 @@ Decoded and checked against the manifests:
 * every deletion file: version byte, its size, and each range: frame, CRC, magic, the length and
   cardinality the index manifest records, positions below the data file's row count;
 * every HASH index: a whole number of ints, as many as the index manifest's row count, no
-  key hash twice (it is a set);
+  key hash twice (it is a set), and (with ``rebuild``) the key hash of every row of its bucket's
+  data files in it (keys are assigned to the bucket whose index holds their hash);
 * every file index (embedded or ``.index``): the container and each index payload.
 
 With ``rebuild``, also re-encoded and compared byte for byte with what Paimon wrote: each file
@@ -27,16 +28,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
+import pyarrow as pa
 
 import pyarrow.orc as orc
 import pyarrow.parquet as pq
 
 from indexbridge.errors import IndexFormatError
-from indexbridge.paimon.bucket import decode_hash_index, encode_hash_index
+from indexbridge.paimon.binary_row import Timestamp
+from indexbridge.paimon.bucket import decode_hash_index, encode_hash_index, key_hash, key_hash_array
 from indexbridge.paimon.dv import DeletionVector, encode_deletion_files
 from indexbridge.paimon.fileindex.container import build_file_index, file_index_options, indexed_type
 from indexbridge.paimon.table.read import TableRead
 from indexbridge.paimon.table.scan import DELETION_VECTORS, HASH, DataFileEntry, IndexFileEntry
+from indexbridge.paimon.table.schema import binary_row_type
 from indexbridge.paimon.table.table import FileStoreTable
 
 
@@ -110,7 +114,10 @@ def verify(table: FileStoreTable, rebuild: bool = False) -> VerifyReport:
         if index.index_type == DELETION_VECTORS:
             _verify_deletion_file(index, by_bucket, report, rebuild)
         elif index.index_type == HASH:
-            _verify_hash_index(index, report, rebuild)
+            hashes = _verify_hash_index(index, report, rebuild)
+            if rebuild:
+                files = [e for e in entries if (e.partition_row, e.bucket) == (index.partition_row, index.bucket)]
+                _verify_bucket_keys(table, index, files, hashes)
     return report
 
 
@@ -144,7 +151,7 @@ def _verify_deletion_file(index: IndexFileEntry, data_files: dict, report: Verif
         report.rebuilt["deletion files"] += 1
 
 
-def _verify_hash_index(index: IndexFileEntry, report: VerifyReport, rebuild: bool) -> None:
+def _verify_hash_index(index: IndexFileEntry, report: VerifyReport, rebuild: bool) -> np.ndarray:
     data = _read(index)
     if len(data) % 4:
         raise IndexFormatError(str(index.path), len(data) // 4 * 4, f"a whole number of 4-byte key hashes, {len(data) % 4} bytes left over")
@@ -160,7 +167,38 @@ def _verify_hash_index(index: IndexFileEntry, report: VerifyReport, rebuild: boo
     if rebuild:
         _same("hash index", str(index.path), encode_hash_index(hashes.astype("int64"), order="given"), data)
         report.rebuilt["hash indexes"] += 1
+    return hashes
 
+
+def _internal_values(array, t) -> list:
+    """A key column (Arrow) as Paimon internal values, for ``key_hash``."""
+    if pa.types.is_date(array.type):
+        return array.cast(pa.int32()).to_pylist()
+    if pa.types.is_timestamp(array.type):
+        per_milli = {"ms": 1, "us": 1000, "ns": 1_000_000}[array.type.unit]
+        nanos_per = 1_000_000 // per_milli
+        return [Timestamp(v // per_milli, v % per_milli * nanos_per) for v in array.cast(pa.int64()).to_pylist()]
+    return array.to_pylist()
+
+
+def _verify_bucket_keys(table: FileStoreTable, index: IndexFileEntry, files: list[DataFileEntry], hashes: np.ndarray) -> None:
+    keys = table.schema.trimmed_primary_keys
+    types = [binary_row_type(table.schema.field(k).type) for k in keys]
+    for e in files:
+        names = [table.scan._file_fields(e.file.schema_id)[table.schema.field(k).id][0] for k in keys]
+        data = TableRead._read_format(e.path, names)
+        if all(t.compact and t.root not in ("DECIMAL", "TIMESTAMP") for t in types):
+            ours = key_hash_array([data.column(n).to_numpy() for n in names], types)
+        else:
+            columns = [_internal_values(data.column(n).combine_chunks(), t) for n, t in zip(names, types)]
+            ours = np.array([key_hash(list(row), types) for row in zip(*columns)], np.int32)
+        missing = np.flatnonzero(~np.isin(ours, hashes))
+        if len(missing):
+            raise IndexFormatError(
+                str(index.path), 0,
+                f"the key hash of every row of its bucket's data files; row {missing[0]} of {e.file.file_name} "
+                f"(hash {ours[missing[0]]}) is missing",
+            )  # fmt: skip
 
 def _verify_file_index(table: FileStoreTable, entry: DataFileEntry, report: VerifyReport, rebuild: bool) -> None:
     container = entry.file_index()
