@@ -361,19 +361,21 @@ final case class FileIndexCheck(dataFile: String, embedded: Option[Array[Byte]],
 
 object FileIndexes {
 
-  /** The check of a planned file with a file index (None without one): the plan's predicate's
+  /** The check of a data file with a file index (None without one) for `predicate`: its
     * conjuncts that name no partition column, devolved to the file's schema. */
-  def check(plan: Plan, file: DataFileEntry): Option[FileIndexCheck] = {
+  def check(table: FileStoreTable, predicate: Option[Predicate], file: DataFileEntry): Option[FileIndexCheck] = {
     val indexFiles = file.meta.extraFiles.filter(_.endsWith(".index"))
     if (file.meta.embeddedIndex.isEmpty && indexFiles.size > 1)
       throw new IndexFormatException(file.path.toString, 0, s"at most one file index per data file, found ${indexFiles.mkString(" and ")}")
     if (file.meta.embeddedIndex.isEmpty && file.indexFile.isEmpty) None
     else {
-      val fileSchema = plan.table.schemas.schema(file.meta.schemaId)
+      val fileSchema = table.schemas.schema(file.meta.schemaId)
       Some(FileIndexCheck(file.name, file.meta.embeddedIndex, file.indexFile.map(_.toString),
-        plan.predicate.flatMap(readFilter(_, plan.table, fileSchema)), fields(fileSchema)))
+        predicate.flatMap(readFilter(_, table, fileSchema)), fields(fileSchema)))
     }
   }
+
+  def check(plan: Plan, file: DataFileEntry): Option[FileIndexCheck] = check(plan.table, plan.predicate, file)
 
   /** Whether Paimon's reader opens the file: every file of a split it merges, and of a raw split
     * those whose file index does not rule them out (when `file-index.read.enabled`). */
