@@ -67,12 +67,19 @@ object Paimon {
   def plan(spark: SparkSession, path: String, snapshot: Option[Long], where: Column): DataFrame =
     planWith(spark, path, snapshot, Some(Right(where)))
 
-  /** [[read]] for py4j: null for what is not given; `where` a String or a Column. */
-  def readForPython(spark: SparkSession, path: String, snapshot: java.lang.Long, where: AnyRef, columns: java.util.List[String]): DataFrame =
-    readWith(spark, path, Option(snapshot).map(_.longValue), condition(where), Option(columns).map(_.asScala.toList))
+  /** [[read]] for py4j: null for what is not given; `snapshot` any integral number, `where` a
+    * String or a Column. */
+  def readForPython(spark: SparkSession, path: String, snapshot: AnyRef, where: AnyRef, columns: java.util.List[String]): DataFrame =
+    readWith(spark, path, snapshotId(snapshot), condition(where), Option(columns).map(_.asScala.toList))
 
-  def planForPython(spark: SparkSession, path: String, snapshot: java.lang.Long, where: AnyRef): DataFrame =
-    planWith(spark, path, Option(snapshot).map(_.longValue), condition(where))
+  def planForPython(spark: SparkSession, path: String, snapshot: AnyRef, where: AnyRef): DataFrame =
+    planWith(spark, path, snapshotId(snapshot), condition(where))
+
+  private def snapshotId(snapshot: AnyRef): Option[Long] = snapshot match {
+    case null      => None
+    case n: Number => Some(n.longValue)
+    case other     => throw new IllegalArgumentException(s"snapshot must be an integer, got ${other.getClass.getName}")
+  }
 
   private def condition(where: AnyRef): Option[Either[String, Column]] = where match {
     case null      => None
