@@ -219,7 +219,7 @@ object Paimon {
     val readSchema = StructType(physical.map(f => StructField(f.name, sparkType(f.dataType).toOption.get)) ++
       (if (system) Seq(StructField(SequenceNumber, LongType), StructField(ValueKind, ByteType)) else Nil))
     val data = spark.read.schema(readSchema).parquet(files.map(_.path.toString): _*)
-    val dvs = files.flatMap(f => f.deletionFile.map(d => f.name -> DeletionVectorRef(d.path.toString, d.offset, d.length, d.cardinality))).toMap
+    val dvs = files.flatMap(f => f.deletionFile.map(d => f.name -> DeletionVectorRef(d.path.toString, d.offset, d.length, d.cardinality, f.meta.rowCount))).toMap
     val live = if (dvs.isEmpty) data else data.where(PaimonRowLive.column(col("_metadata.file_name"), col("_metadata.row_index"), dvs))
     val columns = fields.map { f =>
       val target = sparkType(f.dataType).toOption.get

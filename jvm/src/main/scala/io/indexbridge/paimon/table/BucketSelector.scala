@@ -37,27 +37,22 @@ final class BucketSelector private (predicate: Predicate, schema: TableSchema, b
     case _     => Math.abs(KeyHash.hash(values, keyTypes) % n)
   }
 
-  /** `PartitionValuePredicateVisitor`: Some(true/false) for a decided subtree. */
+  /** `PartitionValuePredicateVisitor`: Left(truth) for a decided subtree; AND and OR simplified
+    * as `PredicateBuilder.and/or` do (false absorbs an AND, true an OR). */
   private def decide(p: Predicate, partition: Map[String, Any]): Either[Boolean, Predicate] = p match {
     case l @ Predicate.Leaf(_, column, _) =>
       if (partitionKeys.contains(column)) Left(holds(l, c => (schema.keyTypeOf(c).get, partition(c)))) else Right(l)
-    case Predicate.And(cs) =>
-      val parts = cs.map(decide(_, partition))
-      if (parts.contains(Left(false))) Left(false)
-      else parts.collect { case Right(q) => q } match {
-        case Seq()  => Left(true)
-        case Seq(q) => Right(q)
-        case qs     => Right(Predicate.And(qs))
-      }
-    case Predicate.Or(cs) =>
-      val parts = cs.map(decide(_, partition))
-      if (parts.contains(Left(true))) Left(true)
-      else parts.collect { case Right(q) => q } match {
-        case Seq()  => Left(false)
-        case Seq(q) => Right(q)
-        case qs     => Right(Predicate.Or(qs))
-      }
+    case Predicate.And(cs) => combine(cs.map(decide(_, partition)), isOr = false)
+    case Predicate.Or(cs)  => combine(cs.map(decide(_, partition)), isOr = true)
   }
+
+  private def combine(parts: Seq[Either[Boolean, Predicate]], isOr: Boolean): Either[Boolean, Predicate] =
+    if (parts.contains(Left(isOr))) Left(isOr)
+    else parts.collect { case Right(q) => q } match {
+      case Seq()  => Left(!isOr)
+      case Seq(q) => Right(q)
+      case qs     => Right(if (isOr) Predicate.Or(qs) else Predicate.And(qs))
+    }
 
   /** The bucket-key rows to hash for one partition, None when every bucket may match. */
   private def keyRows(partitionValues: Seq[Any]): Option[Seq[Seq[Any]]] =

@@ -12,12 +12,17 @@ import io.indexbridge.paimon.table.Predicates.{ColumnStats, UnknownStats}
 /** Where one data file's deletion vector sits (Paimon's `DeletionFile`). */
 final case class DeletionFile(path: Path, offset: Int, length: Int, cardinality: Long) {
 
-  /** The vector of `dataFile`, decoded from the index file's bytes (CRC and cardinality checked). */
-  def load(dataFile: String, indexFileBytes: Array[Byte]): DeletionVector =
-    DeletionFileCodec.read(indexFileBytes, Seq(DeletionVectorRange(dataFile, offset, length, cardinality)), path.toString).head._2
+  /** The vector of `dataFile` (of `rowCount` rows), decoded from the index file's bytes: CRC,
+    * cardinality and every position below the row count checked. */
+  def load(dataFile: String, rowCount: Long, indexFileBytes: Array[Byte]): DeletionVector = {
+    val dv = DeletionFileCodec.read(indexFileBytes, Seq(DeletionVectorRange(dataFile, offset, length, cardinality)), path.toString).head._2
+    val last = if (dv.cardinality > 0) dv.positions.last else -1L
+    if (last >= rowCount) throw new IndexFormatException(path.toString, offset, s"positions below the $rowCount rows of $dataFile, found $last")
+    dv
+  }
 
   /** [[load]] reading the index file. */
-  def load(dataFile: String): DeletionVector = load(dataFile, DeletionFile.readIndexFile(path.toString))
+  def load(dataFile: String, rowCount: Long): DeletionVector = load(dataFile, rowCount, DeletionFile.readIndexFile(path.toString))
 }
 
 object DeletionFile {

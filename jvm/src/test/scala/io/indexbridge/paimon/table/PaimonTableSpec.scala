@@ -215,18 +215,20 @@ class PaimonTableSpec extends AnyFunSuite {
   test("a deletion vector range past the end of its deletion file, a flipped byte: IndexFormatException naming it") {
     val withDv = tables.iterator.map(t => FileStoreTable.open(t.path).plan(None)).flatMap(_.files).find(_.deletionFile.isDefined).get
     val dv = withDv.deletionFile.get
-    assert(dv.load(withDv.name).cardinality == dv.cardinality)
+    assert(dv.load(withDv.name, withDv.meta.rowCount).cardinality == dv.cardinality)
+    val tooFew = intercept[IndexFormatException](dv.load(withDv.name, dv.load(withDv.name, withDv.meta.rowCount).positions.last))
+    assert(tooFew.expected.contains("positions below"))
     val bytes = Files.readAllBytes(dv.path)
     val name = dv.path.getFileName.toString
     val short = bytes.take(dv.offset + dv.length / 2)
-    val e = failsNaming(name)(dv.load(withDv.name, short))
+    val e = failsNaming(name)(dv.load(withDv.name, withDv.meta.rowCount, short))
     info(e.getMessage)
     val flipped = bytes.clone()
     flipped(dv.offset + 6) = (flipped(dv.offset + 6) ^ 0x10).toByte
-    failsNaming(name)(dv.load(withDv.name, flipped))
+    failsNaming(name)(dv.load(withDv.name, withDv.meta.rowCount, flipped))
     val dir = copy(dv.path.getParent.getParent.toString)
     Files.write(dir.resolve("index").resolve(name), short, StandardOpenOption.TRUNCATE_EXISTING)
-    failsNaming(name)(dv.copy(path = dir.resolve("index").resolve(name)).load(withDv.name))
+    failsNaming(name)(dv.copy(path = dir.resolve("index").resolve(name)).load(withDv.name, withDv.meta.rowCount))
   }
 
   test("tables this reader does not implement are refused with the options named") {

@@ -13,8 +13,9 @@ import org.apache.spark.sql.classic.ExpressionUtils
 import org.apache.spark.sql.types.{BooleanType, DataType}
 import org.apache.spark.unsafe.types.UTF8String
 
-/** Where one data file's deletion vector sits: a range of a deletion-vector index file. */
-final case class DeletionVectorRef(indexFile: String, offset: Int, length: Int, cardinality: Long)
+/** Where the deletion vector of a data file of `rowCount` rows sits: a range of a
+  * deletion-vector index file. */
+final case class DeletionVectorRef(indexFile: String, offset: Int, length: Int, cardinality: Long, rowCount: Long)
 
 /** The deletion vectors of a read, loaded lazily on the executor: the vector of the file a row
   * comes from is decoded when the file changes (rows arrive file by file), each index file read
@@ -34,7 +35,7 @@ final class LiveRows(vectors: Map[String, DeletionVectorRef]) extends Serializab
           lastIndexBytes = DeletionFile.readIndexFile(ref.indexFile)
           lastIndexFile = ref.indexFile
         }
-        DeletionFile(Paths.get(ref.indexFile), ref.offset, ref.length, ref.cardinality).load(name, lastIndexBytes)
+        DeletionFile(Paths.get(ref.indexFile), ref.offset, ref.length, ref.cardinality).load(name, ref.rowCount, lastIndexBytes)
       }.orNull
       lastFile = file.clone()
     }
