@@ -39,19 +39,20 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, metavar="FILE", help="read: write to FILE (Parquet if it ends in .parquet)")
     p.add_argument("--rebuild", action="store_true", help="verify: also rebuild file indexes, deletion files and hash indexes and compare bytes")
 
-    p = commands.add_parser("demo", help="the main job: deletion vectors and hash indexes on an embedded local Spark")
-    p.add_argument("--rows", type=int, default=200_000)
-    p.add_argument("--files", type=int, default=8)
-    p.add_argument("--buckets", type=int, default=4)
+    p = commands.add_parser("demo", help="the main job: a real Paimon table read, pruned and verified, and its index files built, on an embedded local Spark")
+    p.add_argument("--rows", type=int, default=200_000, help="orders in the demo's Paimon table")
+    p.add_argument("--buckets", type=int, default=4, help="buckets of the demo's Paimon table")
     p.add_argument("--master", default="local[2]")
     p.add_argument("--workdir", default=None, help="where the demo table is written (default: a temporary directory)")
 
     p = commands.add_parser("bench", help="benchmarks printing ratios against baselines run in the same process")
-    p.add_argument("suite", choices=["dv", "zap", "fileindex"])
+    p.add_argument("suite", choices=["dv", "zap", "fileindex", "table"])
     p.add_argument("--positions", type=int, default=20_000_000, help="dv: deleted positions")
     p.add_argument("--files", type=int, default=1000, help="dv: data files")
     p.add_argument("--docs", type=int, default=2000, help="zap: documents in the generated corpus")
-    p.add_argument("--rows", type=int, default=1_000_000, help="fileindex: rows per data file")
+    p.add_argument("--rows", type=int, default=None, help="fileindex: rows per data file (1,000,000); table: orders (10,000,000)")
+    p.add_argument("--warehouse", default=None, help="table: where the table is written once and reused (default: the temp dir)")
+    p.add_argument("--peers", action="store_true", help="table: also time pypaimon 2.1 and pypaimon-rust 0.4 (installed into .venv-peers)")
     p.add_argument("--queries", type=int, default=200, help="fileindex: equality queries per index")
     p.add_argument("--rounds", type=int, default=None, help="timing rounds, the best is reported (zap: 5, fileindex: 3)")
     return parser
@@ -78,7 +79,13 @@ def main(argv: list[str] | None = None) -> int:
         return run(args)
     if args.command == "bench":
         if args.rounds is None:
-            args.rounds = 3 if args.suite == "fileindex" else 5
+            args.rounds = 3 if args.suite in ("fileindex", "table") else 5
+        if args.rows is None:
+            args.rows = 10_000_000 if args.suite == "table" else 1_000_000
+        if args.suite == "table":
+            from indexbridge.cli.bench_table import run as run_table
+
+            return run_table(args)
         if args.suite == "fileindex":
             from indexbridge.cli.bench_fileindex import run as run_fileindex
 

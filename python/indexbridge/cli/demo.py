@@ -1,9 +1,13 @@
-"""`indexbridge demo`, the main job: Paimon deletion vectors and dynamic-bucket hash indexes
-built, written, read back and applied by Spark on an embedded local Spark.
+"""`indexbridge demo`, the main job, on an embedded local Spark: a real Paimon table written by
+Paimon's own Java API, read, queried and verified by indexbridge; then Paimon's index files
+built, written, read back and applied by Spark over that table's data files.
 
-1. Generate a primary-key table as Parquet data files in bucket directories (bucket = Paimon's
-   key hash of `id`, computed by the JVM function `ib_key_hash`).
-2. Delete some rows: (data file, row position) pairs from Spark's `_metadata.row_index`.
+1. The Paimon table (`indexbridge.cli.demo_table`): Paimon writes an orders table with
+   deletion vectors and file indexes; indexbridge plans it, reads it with Python and Spark,
+   prunes with conditions and rebuilds its index files, each answer checked against Paimon's
+   own reader.
+2. Delete some rows of the table's data files: (data file, row position) pairs from Spark's
+   `_metadata.row_index`.
 3. For 32-bit and 64-bit DVs: aggregate one DV per data file (JVM `ib_dv_agg`), write one
    deletion file per bucket as Paimon's maintainer does, read them back from the recorded
    ranges, and apply them to the data (Arrow kernel); each result is checked against plain
@@ -20,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from indexbridge.cli import demo_fileindex, demo_zap
+from indexbridge.cli import demo_fileindex, demo_table, demo_zap
 
 
 def _bytes_under(directory: Path) -> tuple[int, int]:
@@ -38,41 +42,26 @@ def run(args) -> int:
 
     started = time.perf_counter()
     work = Path(args.workdir or tempfile.mkdtemp(prefix="indexbridge-demo-")).resolve()
-    builder = SparkSession.builder.master(args.master).appName("indexbridge-demo")
-    spark = configure(builder).config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "8").config("spark.ui.showConsoleProgress", "false").getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
     checks: list[tuple[str, bool]] = []
 
     def check(label: str, ok: bool) -> str:
         checks.append((label, ok))
         return "ok" if ok else "MISMATCH"
 
-    table = work / "table"
-    (
-        spark.range(args.rows)
-        .select(
-            "id",
-            (F.col("id") * 7919 % 1000).alias("amount"),
-            F.concat(F.lit("customer-"), (F.col("id") % 5000).cast("string")).alias("customer"),
-            F.pmod(ibf.key_hash("id"), F.lit(args.buckets)).alias("bucket"),
-        )
-        .repartition(args.files)
-        .write.mode("overwrite")
-        .partitionBy("bucket")
-        .parquet(str(table))
-    )
-    # Data files are named by their bucket directory and file name, as Paimon's are unique per
-    # table (Spark reuses part-file names across partition directories).
-    data = spark.read.parquet(str(table)).select(
-        "*",
-        F.concat(F.lit("bucket="), F.col("bucket"), F.lit("/"), F.col("_metadata.file_name")).alias("file"),
-        F.col("_metadata.row_index").alias("pos"),
-    ).cache()
+    table, answers = demo_table.create(work, args.rows, args.buckets)
+    builder = SparkSession.builder.master(args.master).appName("indexbridge-demo")
+    spark = configure(builder).config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "8").config("spark.ui.showConsoleProgress", "false").getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    print(f"indexbridge demo on {args.master}, under {work}")
+    demo_table.run(spark, table, answers, check)
+
+    # The table's data files, row by row (every version Paimon wrote, as the index files see them)
+    data = demo_table.data_files(spark, table).cache()
     n_rows = data.count()
     n_files = data.select("file").distinct().count()
-    print(f"indexbridge demo on {args.master}: {n_rows} rows in {n_files} Parquet data files, {args.buckets} buckets, under {work}")
+    print(f"index files over the table's data files: {n_rows} rows in {n_files} Parquet data files, {args.buckets} buckets")
 
-    deletes = data.filter((F.col("id") % 10 == 3) | (F.col("id") % 97 == 0)).select("bucket", "file", "pos").cache()
+    deletes = data.filter((F.col("id") % 10 == 3) | (F.col("id") % 97 == 0)).select("dt", "bucket", "file", "pos").cache()
     n_deleted = deletes.count()
     expected_kept = data.join(deletes, ["file", "pos"], "left_anti").select("id")
     print(f"deleting {n_deleted} rows")
@@ -80,10 +69,10 @@ def run(args) -> int:
     for bitmap64 in (False, True):
         width = "64-bit" if bitmap64 else "32-bit"
         t0 = time.perf_counter()
-        dvs = ibf.build_deletion_vectors(deletes, group_cols=["bucket"], bitmap64=bitmap64).cache()
+        dvs = ibf.build_deletion_vectors(deletes, group_cols=["dt", "bucket"], bitmap64=bitmap64).cache()
         cardinality = dvs.agg(F.sum(ibf.dv_cardinality("dv"))).first()[0]
         directory = work / "index" / f"dv{64 if bitmap64 else 32}"
-        ranges = ibf.write_deletion_files(dvs, str(directory), group_cols=["bucket"]).cache()
+        ranges = ibf.write_deletion_files(dvs, str(directory), group_cols=["dt", "bucket"]).cache()
         ranges.write.mode("overwrite").json(str(work / "manifest" / f"dv{64 if bitmap64 else 32}"))
         n_index_files, n_bytes = _bytes_under(directory)
 
@@ -109,14 +98,14 @@ def run(args) -> int:
 
     t0 = time.perf_counter()
     hash_dir = work / "index" / "hash"
-    hash_files = ibf.build_hash_index(data.select("bucket", "id"), ["id"], str(hash_dir), group_cols=["bucket"])
-    written = hash_files.orderBy("bucket").collect()  # one small row per bucket
+    hash_files = ibf.build_hash_index(data.select("dt", "bucket", "id"), ["id"], str(hash_dir), group_cols=["dt", "bucket"])
+    written = hash_files.orderBy("dt", "bucket").collect()  # one small row per partition and bucket
     expected = {
-        r["bucket"]: r["n"]
-        for r in data.groupBy("bucket").agg(F.countDistinct(ibf.key_hash("id")).alias("n")).collect()
+        (r["dt"], r["bucket"]): r["n"]
+        for r in data.groupBy("dt", "bucket").agg(F.countDistinct(ibf.key_hash("id")).alias("n")).collect()
     }
     hashes_ok = all(
-        r["row_count"] == expected[r["bucket"]]
+        r["row_count"] == expected[(r["dt"], r["bucket"])]
         and len(decode_hash_index((hash_dir / r["index_file"]).read_bytes(), source=r["index_file"])) == r["row_count"]
         for r in written
     )

@@ -1,5 +1,6 @@
-"""The demo's Paimon file-index section: build a file-index container per Parquet data file
-(bloom filter on `customer`, bitmap on `amount`, BSI on `id`), then answer queries by reading
+"""The demo's Paimon file-index section: build a file-index container per Parquet data file of
+the demo's table (bloom filter on `customer`, bitmap on `amount`, BSI on `id`, the order id),
+then answer queries by reading
 only the data files the indexes do not skip, and of those only the candidate rows; each answer
 is checked against a full-scan filter.
 """
@@ -9,6 +10,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from indexbridge.cli.demo_table import with_data_file_columns
 
 QUERIES = [
     "customer = 'customer-42'",
@@ -53,12 +56,8 @@ def run(spark, data, table: Path, work: Path, rows_per_file: int, check: Callabl
         kept_files = [r["file"] for r in files if not r["skipped"]]
         if kept_files:
             # read only the data files left, then only their candidate rows
-            scanned = spark.read.option("basePath", str(table)).parquet(*[str(table / f) for f in kept_files])
-            scanned = scanned.select(
-                "*",
-                F.concat(F.lit("bucket="), F.col("bucket"), F.lit("/"), F.col("_metadata.file_name")).alias("file"),
-                F.col("_metadata.row_index").alias("pos"),
-            )
+            scanned = with_data_file_columns(spark.read.parquet(*[str(table / f) for f in kept_files]), table)
+            scanned = scanned.withColumn("id", F.col("order_id"))
             candidates = ibf.apply_pruning(scanned, pruned).cache()
             n_candidates = candidates.count()
             answer = sorted(r["id"] for r in candidates.where(query).select("id").collect())
