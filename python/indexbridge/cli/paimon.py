@@ -27,6 +27,7 @@ N: expected``, exit status 2.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -166,6 +167,9 @@ def run(args) -> int:
     except IndexFormatError as error:
         print(f"indexbridge: error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
+        return 0
     except (ValueError, OSError) as error:  # an unknown column, an unwritable --out
         print(f"indexbridge: error: {args.table}: {error}", file=sys.stderr)
         return 2

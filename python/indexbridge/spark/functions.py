@@ -19,6 +19,7 @@ from indexbridge.conformance.paimon import typed_value
 from indexbridge.paimon.fileindex.container import indexed_type
 from indexbridge.paimon.fileindex.predicate import Predicate, predicate_from_json
 from indexbridge.spark import arrow
+from indexbridge.spark.paimon import paimon_plan, read_paimon  # noqa: F401 (Paimon tables, re-exported)
 
 ColumnOrName = Column | str
 
