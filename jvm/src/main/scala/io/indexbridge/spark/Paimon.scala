@@ -196,7 +196,7 @@ object Paimon {
     if (plan.predicate.isEmpty || !plan.table.options.fileIndexReadEnabled) Set.empty
     else {
       val checks = plan.splits.filter(_.rawRead(plan.table.primaryKeyTable)).flatMap(_.files)
-        .flatMap(FileIndexes.check(plan, _)).filter(_.filter.isDefined)
+        .flatMap(FileIndexEvaluator.check(plan, _)).filter(_.filter.isDefined)
       val (embedded, inFiles) = checks.partition(_.embedded.isDefined)
       val skippedHere = embedded.filterNot(_.remain).map(_.dataFile)
       val skippedInTasks =
@@ -283,7 +283,7 @@ object Paimon {
         val dv = f.deletionFile.map(d => Row(d.path.getFileName.toString, d.offset, d.length, if (d.cardinality < 0) null else d.cardinality))
         val row = Row(Row.fromSeq(schema.partitionKeys.zip(s.partition).map { case (k, v) => external(schema.keyTypeOf(k).get, v) }),
           s.bucket, f.name, f.meta.level, f.meta.rowCount, f.meta.schemaId, dv.orNull)
-        PlanItem(row, FileIndexes.check(table, p, f), readSplits.contains(f.name),
+        PlanItem(row, FileIndexEvaluator.check(table, p, f), readSplits.contains(f.name),
           readSplits.getOrElse(f.name, false) && table.options.fileIndexReadEnabled)
       }
     }

@@ -4,7 +4,6 @@ import java.nio.file.{Files, StandardOpenOption}
 
 import scala.jdk.CollectionConverters._
 
-import com.fasterxml.jackson.databind.JsonNode
 import io.indexbridge.IndexFormatException
 import io.indexbridge.reference.PaimonTables
 import org.apache.paimon.fs.{Path => PaimonPath}
@@ -38,10 +37,10 @@ class PaimonTableSpec extends AnyFunSuite {
         withClue(clue) {
           val plan = ourPlan(t, read)
           assert(planJson(plan) == read.answer.get("plan"))
-          val opened = plan.splits.flatMap(s => s.files.filter(FileIndexes.opened(plan, s, _)).map(_.name)).distinct.sorted
+          val opened = plan.splits.flatMap(s => s.files.filter(FileIndexEvaluator.opened(plan, s, _)).map(_.name)).distinct.sorted
           assert(opened == read.answer.get("files_read").elements().asScala.map(_.asText).toList)
           val verdicts = if (read.where.isEmpty) Map.empty[String, String] else plan.files.flatMap { f =>
-            FileIndexes.check(plan, f).map(c => f.name -> (if (c.remain) "remain" else "skip"))
+            FileIndexEvaluator.check(plan, f).map(c => f.name -> (if (c.remain) "remain" else "skip"))
           }.toMap
           assert(verdicts == read.answer.get("index_results").fields().asScala.map(e => e.getKey -> e.getValue.asText).toMap)
           if (read.where.isDefined && plan.files.size < planFileCount(t)) filtered += 1
