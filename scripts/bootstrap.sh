@@ -37,3 +37,4 @@ go_bin="$(command -v go || echo /usr/local/go/bin/go)"
 mkdir -p target/zapgo
 (cd integration/zapgo && GOFLAGS=-mod=mod CGO_ENABLED=0 "$go_bin" build -o "$root/target/zapgo/zapgo" .) \
   || echo "bootstrap: could not build integration/zapgo (Go toolchain or module proxy missing); test_zap_go.py will fail" >&2
+(cd integration/boltgo && GOFLAGS=-mod=mod CGO_ENABLED=0 "$go_bin" build -o "$root/target/boltgo/boltgo" .) || echo "bootstrap: could not build integration/boltgo (bbolt v1.3.5, the reference of tests/test_bleve_bolt.py, which builds it again)" >&2
