@@ -233,9 +233,17 @@ final class FileStoreTable private (val path: Path, val schema: TableSchema, val
       * (before `_VALUE_STATS_COLS` picks a subset), looked up by the table column's field id. */
     private def stats(file: DataFileMeta, simple: SimpleStats, statsFields: Seq[DataField], denseCols: Option[Seq[String]],
         fileSchema: TableSchema, src: String): String => (KeyType, ColumnStats) = {
-      val rowFields = denseCols.fold(statsFields)(cols => cols.map(fileSchema.field))
-      lazy val min = BinaryRow.serializedView(simple.minValues, src)
-      lazy val max = BinaryRow.serializedView(simple.maxValues, src)
+      val rowFields = denseCols.fold(statsFields)(cols => cols.map { c =>
+        fileSchema.fields.find(_.name == c)
+          .getOrElse(throw new IndexFormatException(src, 0, s"_VALUE_STATS_COLS naming columns of schema ${fileSchema.id}, found '$c'"))
+      })
+      lazy val (min, max) = {
+        val rows = (BinaryRow.serializedView(simple.minValues, src), BinaryRow.serializedView(simple.maxValues, src))
+        val arities = Seq(rows._1.arity, rows._2.arity) ++ simple.nullCounts.map(_.size)
+        if (arities.exists(_ != rowFields.size))
+          throw new IndexFormatException(src, 0, s"stats of ${rowFields.size} columns of ${file.fileName}, found min/max/null counts of ${arities.mkString("/")}")
+        rows
+      }
       column => {
         val tableField = schema.field(column)
         val t = columnTypes(column).get
