@@ -165,7 +165,7 @@ object PaimonAnswers {
   /** `n` seeded conditions over the columns of `table`, with literals taken from `rows` (its
     * rows, internal values) or drawn at random. */
   def conditions(table: FileStoreTable, rows: Seq[InternalRow], seed: Long, n: Int): Seq[String] = {
-    val r = new Random(seed)
+    val r = PaimonTables.random(seed, "conditions")
     // columns the condition language has literals for (no TIME, no nested types)
     val fields = table.rowType().getFields.asScala.toIndexedSeq.zipWithIndex.filter { case (f, _) =>
       keyType(f.`type`).isDefined && f.`type`.getTypeRoot.name != "TIME_WITHOUT_TIME_ZONE"
@@ -226,7 +226,7 @@ object PaimonAnswers {
       node.put("latest_snapshot", latest)
       val reads = node.putArray("reads")
       reads.add(answer(path, None, None))
-      val r = new Random(seed)
+      val r = PaimonTables.random(seed, "snapshot")
       if (latest > 1) reads.add(answer(path, Some(1 + r.nextInt((latest - 1).toInt).toLong), None))
       conditions(table, allRows(table), seed, t.path("conditions").asInt(8)).foreach(w => reads.add(answer(path, None, Some(w))))
     }
