@@ -49,10 +49,11 @@ import datetime as dt
 import math
 import re
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import NamedTuple
 
 from indexbridge.zap.analysis import CompositeField, Document, Field, Token, TokenLocation, id_field
 
@@ -368,23 +369,6 @@ def _unix_nano(value: dt.datetime) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
 
 
-def _instance(mapping: FieldMapping, value: object) -> tuple[str, bytes, list[tuple[bytes, int, int, int]]]:
-    """(stored type byte, value bytes, tokens as (term, start, end, position)) of one value under ``mapping``."""
-    kind = mapping.type
-    if kind == "text" and isinstance(value, str):
-        return "t", value.encode(), _analyze(value, mapping.analyzer)
-    if kind == "boolean" and isinstance(value, bool):
-        term = b"T" if value else b"F"
-        return "b", term, [(term, 0, 1, 1)]
-    if kind == "number" and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        tokens = _numeric_tokens(float64_to_int64(float(value)))
-        return "n", tokens[0][0], tokens
-    if kind == "datetime" and isinstance(value, dt.datetime):
-        tokens = _numeric_tokens(_unix_nano(value))
-        return "d", tokens[0][0], tokens
-    raise ValueError(f"field {mapping.name!r} of type {kind!r} cannot hold {value!r}")
-
-
 class _Frequencies:
     """analysis.TokenFrequencies: term -> [freq, locations], in first-occurrence order."""
 
@@ -415,6 +399,85 @@ class _Frequencies:
         return tuple([Token(term, freq, tuple(locations)) for term, (freq, locations) in sorted(self.terms.items())])
 
 
+class FieldValue(NamedTuple):
+    """One field instance as bleve's mapping emits it (a ``document.Field`` before analysis).
+
+    ``value`` by ``type``: ``str`` (text), ``float`` (number, any float64 including NaN and
+    infinities, as bleve indexes them), ``bool`` (boolean), ``int`` nanoseconds since the Unix
+    epoch (datetime, ``time.Time.UnixNano``)."""
+
+    name: str
+    type: str
+    value: object
+    array_positions: tuple[int, ...] = ()
+    analyzer: str = "standard"
+    index: bool = True
+    store: bool = True
+    term_vectors: bool = False
+    doc_values: bool = False
+
+
+def _value_tokens(field: FieldValue) -> tuple[str, bytes, list[tuple[bytes, int, int, int]]]:
+    kind, value = field.type, field.value
+    if kind == "text" and isinstance(value, str):
+        return "t", value.encode(), _analyze(value, field.analyzer)
+    if kind == "boolean" and isinstance(value, bool):
+        term = b"T" if value else b"F"
+        return "b", term, [(term, 0, 1, 1)]
+    if kind == "number" and isinstance(value, float):
+        tokens = _numeric_tokens(float64_to_int64(value))
+        return "n", tokens[0][0], tokens
+    if kind == "datetime" and isinstance(value, int) and not isinstance(value, bool) and -(1 << 63) <= value < 1 << 63:
+        tokens = _numeric_tokens(value)
+        return "d", tokens[0][0], tokens
+    raise ValueError(f"field {field.name!r} of type {kind!r} cannot hold {value!r}")
+
+
+def compose_document(doc_id: str, fields: Sequence[FieldValue], all_excluded: Collection[str] | None = frozenset()) -> Document:
+    """The writer input scorch's ``analyze`` builds from a mapped document.
+
+    ``fields`` in document order; ``_id`` is appended last. ``all_excluded``: the names bleve's
+    mapping excluded from ``_all`` (every indexed field of any other name is composed into it),
+    or None for a mapping with ``_all`` disabled.
+    """
+    out: list[Field] = []
+    all_freqs = _Frequencies()
+    all_length = 0
+    for field in fields:
+        type_byte, stored, tokens = _value_tokens(field)
+        name = field.name
+        if not field.index:
+            out.append(Field(name, stored, type_byte, field.array_positions, False, field.store,
+                             field.term_vectors, field.doc_values, 0, None))
+            continue
+        in_all = all_excluded is not None and name not in all_excluded
+        # In bleve, composing _all renames the field's own locations to the field's name.
+        location_field = name if in_all else ""
+        freqs = _Frequencies()
+        freqs.add_tokens(tokens, location_field if field.term_vectors else None, field.array_positions)
+        if in_all:
+            all_length += len(tokens)
+            for term, (freq, locations) in freqs.terms.items():
+                all_freqs.add(term, freq, locations)
+        out.append(Field(name, stored, type_byte, field.array_positions, True, field.store,
+                         field.term_vectors, field.doc_values, len(tokens), freqs.tokens()))
+    out.append(id_field(doc_id.encode()))
+    composites = (CompositeField(ALL_FIELD_NAME, all_length, all_freqs.tokens()),) if all_excluded is not None else ()
+    return Document(tuple(out), composites)
+
+
+def _raw_value(mapping: FieldMapping, value: object) -> object:
+    """A value under an explicit :class:`FieldMapping` as :class:`FieldValue` holds it."""
+    kind = mapping.type
+    if kind == "number" and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    if kind == "datetime" and isinstance(value, dt.datetime):
+        return _unix_nano(value)
+    if (kind == "text" and isinstance(value, str)) or (kind == "boolean" and isinstance(value, bool)):
+        return value
+    raise ValueError(f"field {mapping.name!r} of type {kind!r} cannot hold {value!r}")
+
+
 def analyze_document(
     doc_id: str,
     values: Mapping[str, object] | Sequence[tuple[str, object]],
@@ -424,41 +487,26 @@ def analyze_document(
     """The writer input bleve's scorch builds for a document mapped field by field.
 
     ``values`` in document order; a list or tuple value is an array (one field instance per
-    element, array position = index). Every field needs a mapping (bleve's dynamic mapping is not
-    reproduced). ``all_field=False`` is a mapping with ``_all`` disabled.
+    element, array position = index). Every field needs a mapping (for bleve's own mapping JSON,
+    dynamic mapping included, see :mod:`indexbridge.bleve.mapping`). ``all_field=False`` is a
+    mapping with ``_all`` disabled.
     """
     by_name = mappings if isinstance(mappings, Mapping) else {m.name: m for m in mappings}
     items = values.items() if isinstance(values, Mapping) else values
-    fields: list[Field] = []
-    all_freqs = _Frequencies()
-    all_length = 0
+    fields: list[FieldValue] = []
+    excluded = set()
     for name, value in items:
         mapping = by_name.get(name)
         if mapping is None:
             raise ValueError(f"document {doc_id!r}: no mapping for field {name!r}")
+        if not mapping.include_in_all:
+            excluded.add(name)
         elements = list(enumerate(value)) if isinstance(value, (list, tuple)) else [(None, value)]
         for index, element in elements:
-            array_positions = () if index is None else (index,)
-            type_byte, stored, tokens = _instance(mapping, element)
-            if not mapping.index:
-                fields.append(Field(name, stored, type_byte, array_positions, False, mapping.store,
-                                    mapping.term_vectors, mapping.doc_values, 0, None))
-                continue
-            in_all = all_field and mapping.include_in_all
-            # In bleve, composing _all renames the field's own locations to the field's name.
-            location_field = name if in_all else ""
-            freqs = _Frequencies()
-            freqs.add_tokens(tokens, location_field if mapping.term_vectors else None, array_positions)
-            if in_all:
-                all_length += len(tokens)
-                for term, (freq, locations) in freqs.terms.items():
-                    all_freqs.add(term, freq, locations)
-            fields.append(Field(name, stored, type_byte, array_positions, True, mapping.store,
-                                mapping.term_vectors, mapping.doc_values, len(tokens), freqs.tokens()))
-    fields.append(id_field(doc_id.encode()))
-    composites = (CompositeField(ALL_FIELD_NAME, all_length, all_freqs.tokens()),) if all_field else ()
-    return Document(tuple(fields), composites)
+            fields.append(FieldValue(name, mapping.type, _raw_value(mapping, element), () if index is None else (index,),
+                                     mapping.analyzer, mapping.index, mapping.store, mapping.term_vectors, mapping.doc_values))
+    return compose_document(doc_id, fields, excluded if all_field else None)
 
 
-__all__ = ["ANALYZERS", "FIELD_TYPES", "AnalyzedToken", "FieldMapping", "analyze", "analyze_document",
-           "float64_to_int64", "prefix_coded_int64"]
+__all__ = ["ANALYZERS", "FIELD_TYPES", "AnalyzedToken", "FieldMapping", "FieldValue", "analyze", "analyze_document",
+           "compose_document", "float64_to_int64", "prefix_coded_int64"]
