@@ -255,6 +255,7 @@ class TableScan:
         plan = Plan(self.snapshot, self.schema, index_files=list(self.index_entries))
         if self.snapshot is None:
             return plan
+        predicate = None if predicate is None else stats.paimon_shape(predicate)
         conjuncts = stats.split_and(predicate)
         partition_keys = set(self.schema.partition_keys)
         partition_filter = stats.and_all([p for p in (stats.project(c, partition_keys) for c in conjuncts) if p is not None])
@@ -455,7 +456,8 @@ class TableScan:
 
     def index_result(self, predicate: Predicate, entry: DataFileEntry) -> str:
         """``remain`` or ``skip``: what ``FileIndexPredicate`` says of the file (remain without an index)."""
-        return "remain" if self._file_index_remains(predicate, entry, embedded_only=False) else "skip"
+        shaped = stats.paimon_shape(predicate)
+        return "remain" if self._file_index_remains(shaped, entry, embedded_only=False) else "skip"
 
     def _post_filter(self, files: list[DataFileEntry], value_filter: Predicate, plan: Plan) -> list[DataFileEntry]:
         """``KeyValueFileStoreScan.postFilterManifestEntries`` for one bucket."""

@@ -104,6 +104,79 @@ def test(predicate: Predicate, row_count: int, stats: Stats) -> bool:
 # ---------------------------------------------------------------------------------------------
 # Predicate surgery shared by the scan
 
+_IN_EXPANSION_LIMIT = 20  # PredicateBuilder.in: larger IN lists stay one leaf
+
+
+def paimon_shape(p: Predicate) -> Predicate:
+    """The tree Paimon's ``PredicateBuilder`` builds for the same condition, which its file
+    indexes then answer: an IN of 1..20 literals is an OR of ``=`` (NOT IN: an AND of ``<>``);
+    ``and`` flattens and merges a column's ``<=`` and ``>=`` into BETWEEN when the range is not
+    empty (``Between.optimize``) — a bitmap index answers BETWEEN with REMAIN but the two bounds
+    with rows, so the shape decides which files are read."""
+    if isinstance(p, Leaf):
+        if p.op in ("in", "not_in") and 1 <= len(p.literals) <= _IN_EXPANSION_LIMIT:
+            if p.op == "in":
+                return _or([Leaf("equal", p.column, (v,)) for v in p.literals])
+            negated = [Leaf("not_equal", p.column, (v,)) for v in p.literals]
+            return negated[0] if len(negated) == 1 else And(tuple(negated))
+        return p
+    if isinstance(p, Or):
+        return _or([paimon_shape(c) for c in p.children])
+    return _and([paimon_shape(c) for c in p.children]) if p.children else p
+
+
+def _or(children: list[Predicate]) -> Predicate:
+    if any(isinstance(c, And) and not c.children for c in children):
+        return And(())  # a true child makes the OR true
+    flat = [g for c in children for g in (c.children if isinstance(c, Or) else (c,))]
+    return flat[0] if len(flat) == 1 else Or(tuple(flat))
+
+
+def _and(children: list[Predicate]) -> Predicate:
+    kept = [c for c in children if not (isinstance(c, And) and not c.children)]
+    if len(kept) <= 1:
+        return kept[0] if kept else And(())
+    leaves = split_and(And(tuple(kept)))
+    by_column: dict[str, list[Leaf]] = {}
+    others = []
+    for leaf in leaves:
+        (by_column.setdefault(leaf.column, []) if isinstance(leaf, Leaf) else others).append(leaf)
+    merged = others + [m for column in sorted(by_column) for m in _merge_ranges(column, by_column[column])]
+    return merged[0] if len(merged) == 1 else And(tuple(merged))
+
+
+def _merge_ranges(column: str, leaves: list[Leaf]) -> list[Leaf]:
+    """``Between.mergeLessAndGreaterToBetween`` then ``mergeMultipleBetweens`` for one column."""
+
+    def key(leaf: Leaf, i: int = 0) -> object:
+        return java_order(leaf.literals[i])
+
+    le = ge = None
+    rest = []
+    for leaf in leaves:
+        if leaf.op == "less_or_equal":
+            le = leaf if le is None or key(leaf) <= key(le) else le  # the tighter; on a tie the later one
+        elif leaf.op == "greater_or_equal":
+            ge = leaf if ge is None or key(leaf) >= key(ge) else ge
+        else:
+            rest.append(leaf)
+    if le is not None and ge is not None:
+        if key(ge) >= key(le):
+            rest += [le, ge]
+        else:
+            rest.append(Leaf("between", column, (ge.literals[0], le.literals[0])))
+    else:
+        rest += [x for x in (le, ge) if x is not None]
+    betweens = [x for x in rest if x.op == "between"]
+    if len(betweens) <= 1:
+        return rest
+    lower = max(betweens, key=lambda b: key(b, 0)).literals[0]
+    upper = min(betweens, key=lambda b: key(b, 1)).literals[1]
+    others = [x for x in rest if x.op != "between"]
+    if java_order(lower) <= java_order(upper):
+        return others + [Leaf("between", column, (lower, upper))]
+    return others + betweens
+
 
 def split_and(p: Predicate | None) -> list[Predicate]:
     """``PredicateBuilder.splitAnd``: the top-level conjuncts."""

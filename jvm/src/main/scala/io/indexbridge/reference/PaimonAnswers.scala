@@ -160,7 +160,8 @@ object PaimonAnswers {
   // ------------------------------------------------------------------------------------------
   // Conditions over the values a table holds
 
-  private val leafOps = Seq("=", "<>", "<", "<=", ">", ">=", "IN", "NOT IN", "IS NULL", "IS NOT NULL", "BETWEEN")
+  // RANGE: `c >= a AND c <= b`, which Paimon's PredicateBuilder turns into BETWEEN
+  private val leafOps = Seq("=", "<>", "<", "<=", ">", ">=", "IN", "NOT IN", "IS NULL", "IS NOT NULL", "BETWEEN", "RANGE")
 
   /** `n` seeded conditions over the columns of `table`, with literals taken from `rows` (its
     * rows, internal values) or drawn at random. */
@@ -185,6 +186,7 @@ object PaimonAnswers {
         case op @ ("IS NULL" | "IS NOT NULL") => s"$name $op"
         case op @ ("IN" | "NOT IN") => s"$name $op (${Seq.fill(1 + r.nextInt(3))(literal(f, i)).mkString(", ")})"
         case "BETWEEN"              => s"$name BETWEEN ${literal(f, i)} AND ${literal(f, i)}"
+        case "RANGE"                => s"$name >= ${literal(f, i)} AND $name <= ${literal(f, i)}"
         case op                     => s"$name $op ${literal(f, i)}"
       }
     }
