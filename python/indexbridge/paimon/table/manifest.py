@@ -178,6 +178,13 @@ def _checked(path: Path, build, records: Iterator[dict]) -> list:
     return out
 
 
+def _kind(r: dict) -> int:
+    kind = r["_KIND"]
+    if kind not in (ADD, DELETE):
+        raise ValueError(f"_KIND {kind} is neither ADD (0) nor DELETE (1)")
+    return kind
+
+
 def read_manifest_list(path: str | os.PathLike[str]) -> list[ManifestFileMeta]:
     path = Path(path)
 
@@ -194,10 +201,7 @@ def read_manifest(path: str | os.PathLike[str]) -> list[ManifestEntry]:
     path = Path(path)
 
     def build(r: dict) -> ManifestEntry:
-        kind = r["_KIND"]
-        if kind not in (ADD, DELETE):
-            raise ValueError(f"_KIND {kind} is neither ADD (0) nor DELETE (1)")
-        return ManifestEntry(kind, bytes(r["_PARTITION"]), r["_BUCKET"], r["_TOTAL_BUCKETS"], DataFileMeta.from_record(r["_FILE"]))
+        return ManifestEntry(_kind(r), bytes(r["_PARTITION"]), r["_BUCKET"], r["_TOTAL_BUCKETS"], DataFileMeta.from_record(r["_FILE"]))
 
     return _checked(path, build, _records(path))
 
@@ -206,12 +210,9 @@ def read_index_manifest(path: str | os.PathLike[str]) -> list[IndexManifestEntry
     path = Path(path)
 
     def build(r: dict) -> IndexManifestEntry:
-        kind = r["_KIND"]
-        if kind not in (ADD, DELETE):
-            raise ValueError(f"_KIND {kind} is neither ADD (0) nor DELETE (1)")
         ranges = r.get("_DELETIONS_VECTORS_RANGES")
         return IndexManifestEntry(
-            kind, bytes(r["_PARTITION"]), r["_BUCKET"], r["_INDEX_TYPE"], r["_FILE_NAME"], r["_FILE_SIZE"], r["_ROW_COUNT"],
+            _kind(r), bytes(r["_PARTITION"]), r["_BUCKET"], r["_INDEX_TYPE"], r["_FILE_NAME"], r["_FILE_SIZE"], r["_ROW_COUNT"],
             None if ranges is None else tuple(DeletionVectorRange(d["f0"], d["f1"], d["f2"], d.get("_CARDINALITY")) for d in ranges),
             r.get("_EXTERNAL_PATH"),
         )  # fmt: skip

@@ -69,23 +69,24 @@ object PaimonAnswers {
       case Tree.Or(cs)   => PredicateBuilder.or(cs.map(convert).asJava)
       case Tree.Leaf(op, column, lits) =>
         val f = field(column)
-        val i = rowType.getFieldIndex(column)
-        val ls = lits.map(literal(f, _))
-        op match {
-          case Op.Equal          => builder.equal(i, ls.head)
-          case Op.NotEqual       => builder.notEqual(i, ls.head)
-          case Op.LessThan       => builder.lessThan(i, ls.head)
-          case Op.LessOrEqual    => builder.lessOrEqual(i, ls.head)
-          case Op.GreaterThan    => builder.greaterThan(i, ls.head)
-          case Op.GreaterOrEqual => builder.greaterOrEqual(i, ls.head)
-          case Op.IsNull         => builder.isNull(i)
-          case Op.IsNotNull      => builder.isNotNull(i)
-          case Op.In             => builder.in(i, ls.asJava)
-          case Op.NotIn          => builder.notIn(i, ls.asJava)
-          case Op.Between        => builder.between(i, ls(0), ls(1))
-        }
+        leaf(builder, op, rowType.getFieldIndex(column), lits.map(literal(f, _)))
     }
     convert(bound)
+  }
+
+  /** One leaf as `PredicateBuilder` builds it, its literals already Paimon's internal values. */
+  def leaf(builder: PredicateBuilder, op: Op, i: Int, ls: Seq[AnyRef]): Predicate = op match {
+    case Op.Equal          => builder.equal(i, ls.head)
+    case Op.NotEqual       => builder.notEqual(i, ls.head)
+    case Op.LessThan       => builder.lessThan(i, ls.head)
+    case Op.LessOrEqual    => builder.lessOrEqual(i, ls.head)
+    case Op.GreaterThan    => builder.greaterThan(i, ls.head)
+    case Op.GreaterOrEqual => builder.greaterOrEqual(i, ls.head)
+    case Op.IsNull         => builder.isNull(i)
+    case Op.IsNotNull      => builder.isNotNull(i)
+    case Op.In             => builder.in(i, ls.asJava)
+    case Op.NotIn          => builder.notIn(i, ls.asJava)
+    case Op.Between        => builder.between(i, ls(0), ls(1))
   }
 
   private def open(tablePath: String, snapshot: Option[Long]): (FileStoreTable, RecordingFileIO) = {

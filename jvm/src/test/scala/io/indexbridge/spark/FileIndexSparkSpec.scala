@@ -124,20 +124,7 @@ class FileIndexSparkSpec extends AnyFunSuite with BeforeAndAfterAll {
     p match {
       case Predicate.Leaf(op, name, lits) if columns.exists(_._1.name == name) =>
         val i = columns.indexWhere(_._1.name == name)
-        val v = lits.map(paimonValue(_, columns(i)._2))
-        Some(op match {
-          case Op.Equal          => builder.equal(i, v.head)
-          case Op.NotEqual       => builder.notEqual(i, v.head)
-          case Op.LessThan       => builder.lessThan(i, v.head)
-          case Op.LessOrEqual    => builder.lessOrEqual(i, v.head)
-          case Op.GreaterThan    => builder.greaterThan(i, v.head)
-          case Op.GreaterOrEqual => builder.greaterOrEqual(i, v.head)
-          case Op.IsNull         => builder.isNull(i)
-          case Op.IsNotNull      => builder.isNotNull(i)
-          case Op.In             => builder.in(i, v.asJava)
-          case Op.NotIn          => builder.notIn(i, v.asJava)
-          case Op.Between        => builder.between(i, v(0), v(1))
-        })
+        Some(io.indexbridge.reference.PaimonAnswers.leaf(builder, op, i, lits.map(paimonValue(_, columns(i)._2))))
       case Predicate.And(children) =>
         val translated = children.filter(_ != FileIndexConditions.Remain).map(paimonPredicate)
         if (translated.isEmpty || translated.contains(None)) None else Some(PredicateBuilder.and(translated.flatten.asJava))
