@@ -11,7 +11,6 @@ from collections import Counter
 from contextlib import redirect_stdout
 
 import pyarrow.parquet as pq
-import pytest
 
 from indexbridge.cli import main
 from indexbridge.paimon.table.canonical import rows_json, value_json
