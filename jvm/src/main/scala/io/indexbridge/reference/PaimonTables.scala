@@ -143,10 +143,14 @@ object PaimonTables {
       r.shuffle(types).take(1 + r.nextInt(types.size)).map(_ -> c.name)
     }.groupMap(_._1)(_._2)
     byType.foreach { case (t, cols) => options += s"file-index.$t.columns" -> cols.mkString(",") }
+    // small bloom filters (and sometimes a larger threshold) put containers in the manifest,
+    // default-sized ones (~585 KiB) in `.index` files
+    val embedAll = kind == "append" && r.nextBoolean()
     byType.getOrElse("bloom-filter", Nil).foreach { c =>
-      if (r.nextBoolean()) options += s"file-index.bloom-filter.$c.items" -> (20 + r.nextInt(80)).toString
+      if (embedAll || r.nextBoolean()) options += s"file-index.bloom-filter.$c.items" -> (20 + r.nextInt(80)).toString
     }
-    if (r.nextInt(3) == 0) options += "file-index.in-manifest-threshold" -> (200 + r.nextInt(2000)).toString
+    if (embedAll) options += "file-index.in-manifest-threshold" -> "4kb"
+    else if (r.nextInt(3) == 0) options += "file-index.in-manifest-threshold" -> (200 + r.nextInt(2000)).toString
     Recipe(kind, seed, columns, keys.map(_.name) ++ partitions.map(_.name).filter(_ => keyed), partitions.map(_.name),
       options.result(), rows, commits)
   }
