@@ -17,7 +17,7 @@ def test_case(vectors_dir: Path, paimon_fileindex_case: dict, tmp_path: Path):
 
 
 def test_checkers_are_registered():
-    assert set(CHECKERS) == {"bloom", "bitmap", "bsi", "fileindex"}
+    assert set(CHECKERS) == {"bloom", "bitmap", "bsi", "range-bitmap", "fileindex"}
     assert all(PYTHON_CHECKERS[f] is CHECKERS[f] for f in CHECKERS)
 
 

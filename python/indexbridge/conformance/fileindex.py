@@ -1,4 +1,5 @@
-"""Python-engine checks for the Paimon file-index vectors: ``bloom``, ``bitmap``, ``bsi``, ``fileindex``.
+"""Python-engine checks for the Paimon file-index vectors: ``bloom``, ``bitmap``, ``bsi``,
+``range-bitmap``, ``fileindex``.
 
 Each check decodes the reference binary, answers every recorded query with the decoded reader
 and compares kind, ``remain`` and rows; then it builds the index (or the whole container, in
@@ -26,7 +27,19 @@ from indexbridge.paimon.fileindex.container import (
     in_manifest_threshold,
     write_file_index,
 )
-from indexbridge.paimon.fileindex.predicate import EmptyIndex, FileIndexResult, IndexReader, predicate_from_json
+from indexbridge.paimon.fileindex.predicate import (
+    REMAIN,
+    SKIP,
+    BitmapResult,
+    EmptyIndex,
+    FileIndexResult,
+    IndexReader,
+    SortOrder,
+    TopN,
+    predicate_from_json,
+)
+from indexbridge.paimon.fileindex.rangebitmap import RangeBitmapIndex, chunk_size_bytes, default_chunk_size, key_kind
+from indexbridge.roaring import bitmap_of
 from indexbridge.paimon.fileindex.values import DataType, long_key
 
 
@@ -106,6 +119,110 @@ def _check_bsi(case_dir: Path, case: dict, failures: _Failures, out: Path | None
     _write(out, case["bin"], encoded)
 
 
+def _json_key(kind: str, key: object) -> object:
+    """A range-bitmap key as the vectors write it (README "Value and key encoding")."""
+    if key is None:
+        return None
+    if kind == "int64":
+        return str(key)
+    if kind in ("float32", "float64"):
+        return f"0x{key:0{8 if kind == 'float32' else 16}x}"
+    if kind == "bool":
+        return bool(key)
+    if kind == "string":
+        return key.decode("utf-8", "surrogatepass")
+    return key
+
+
+def _key_from_json(kind: str, value: object) -> object:
+    if kind == "int64":
+        return int(value)
+    if kind in ("float32", "float64"):
+        return int(value, 16)
+    if kind == "bool":
+        return 1 if value else 0
+    if kind == "string":
+        return value.encode("utf-8", "surrogatepass")
+    return value
+
+
+def result_from_json(result: dict) -> FileIndexResult:
+    """A ``FileIndexResult`` as the vectors write a top-N's input."""
+    kind = result["result_kind"]
+    if kind == "bitmap":
+        return BitmapResult(bitmap_of(rowset_positions(result["rows"])))
+    return REMAIN if kind == "remain" else SKIP
+
+
+def top_n_from_json(spec: dict) -> TopN:
+    orders = tuple(SortOrder(o["column"], o["direction"], o["null_ordering"]) for o in spec["orders"])
+    return TopN(orders, spec["limit"])
+
+
+def _range_bitmap_layout(index: RangeBitmapIndex) -> tuple[dict, dict, dict]:
+    """The header, dictionary and BSI facts the vectors record, read from a parsed payload."""
+    kind, d, b = index.kind, index.dictionary, index.bsi
+    header = {"header_length": index.header_length, "version": index.version, "row_count": index.row_count,
+              "cardinality": index.cardinality, "min": _json_key(kind, index.min), "max": _json_key(kind, index.max),
+              "dictionary_length": index.dictionary_length, "dictionary_offset": index.dictionary_offset,
+              "bsi_offset": index.bsi_offset}  # fmt: skip
+    chunks = []
+    for i, c in enumerate(d.chunks()):
+        keys = d.chunk_keys(i)
+        chunk = {"chunk_offset": c.chunk_offset, "version": c.version, "head_key": _json_key(kind, c.head),
+                 "head_code": c.head_code, "keys_offset": c.keys_offset, "size": c.size}  # fmt: skip
+        if kind == "string":
+            chunk.update(offsets_length=c.offsets_length, keys_length=c.keys_length)
+        else:
+            chunk.update(keys_length=c.keys_length, fixed_length=c.fixed_length)
+        chunk.update(last_code=c.head_code + c.size, last_key=_json_key(kind, keys[-1] if keys else c.head))
+        chunks.append(chunk)
+    dictionary = {"header_length": d.header_length, "version": d.version, "chunk_count": d.chunk_count,
+                  "offsets_length": d.offsets_length, "chunks_length": d.chunks_length, "keys_length": d.keys_length,
+                  "chunk_layout": "variable" if kind == "string" else "fixed", "chunks": chunks}  # fmt: skip
+    slices = [{"offset": b.slice_index[2 * i], "length": b.slice_index[2 * i + 1], "cardinality": len(b.slice(i))}
+              for i in range(b.count)]  # fmt: skip
+    bsi = {"header_length": b.header_length, "version": b.version, "slice_count": b.count, "ebm_length": b.ebm_length,
+           "indexes_length": b.indexes_length, "ebm_cardinality": len(b.ebm), "slices": slices,
+           "length": b.end - index.bsi_offset}  # fmt: skip
+    return header, dictionary, bsi
+
+
+def _check_range_bitmap(case_dir: Path, case: dict, failures: _Failures, out: Path | None) -> None:
+    t = DataType.from_json(case["type"])
+    reference = (case_dir / case["bin"]).read_bytes()
+    kind = key_kind(t)
+    failures.expect("key_kind", kind, case["key_kind"])
+    options = case["options"]
+    failures.expect("chunk_size_bytes", chunk_size_bytes(options.get("chunk-size", default_chunk_size(t))), case["chunk_size_bytes"])
+    index = RangeBitmapIndex.read(reference, t, str(case_dir / case["bin"]))
+    values = _values(case["type"], case["values"])
+    failures.expect("row_count", index.row_count, case["row_count"])
+    if "mapped_keys" in case:
+        mapped = [None if v is None else _json_key(kind, index.key_of(v)) for v in values]
+        failures.expect("mapped_keys", mapped, case["mapped_keys"])
+    header, dictionary, bsi = _range_bitmap_layout(index)
+    failures.expect("header", header, case["header"])
+    failures.expect("dictionary", dictionary, case["dictionary"])
+    failures.expect("bsi", bsi, case["bsi"])
+    if "row_codes" in case:
+        failures.expect("row_codes", [index.bsi.code_of(r) for r in range(index.row_count)], case["row_codes"])
+    for item in case.get("dictionary_lookups", []):
+        got = index.dictionary.find(_key_from_json(kind, item["key"]))
+        failures.expect(f"find({item['key']!r})", got, item["code"])
+    for item in case.get("keys_by_code", []):
+        failures.expect(f"find(code {item['code']})", _json_key(kind, index.dictionary.key_of(item["code"])), item["key"])
+    plain = [q for q in case["queries"] if q["op"] != "top_n"]
+    _check_queries(failures, index, case["type"], plain)
+    for q in case["queries"]:
+        if q["op"] == "top_n":
+            got = index.visit_top_n(top_n_from_json(q["top_n"]), result_from_json(q["input"]))
+            _expect_result(failures, f"top_n({q['top_n']}, {q['input'].get('result_kind')})", got, q)
+    encoded = RangeBitmapIndex.from_options(t, values, options).serialize()
+    failures.expect_bytes(case["bin"], encoded, reference)
+    _write(out, case["bin"], encoded)
+
+
 def _check_container(case_dir: Path, case: dict, failures: _Failures, out: Path | None) -> None:
     path = case_dir / case["bin"]
     reference = path.read_bytes()
@@ -149,6 +266,19 @@ def _check_container(case_dir: Path, case: dict, failures: _Failures, out: Path 
         for p in case["predicates"]:
             tree = predicate_from_json(p["predicate"], lambda c, v: typed_value(type_json[c], v))
             _expect_result(failures, f"predicate {p['predicate']}", predicate.evaluate(tree), p)
+        for q in case.get("top_n", []):
+            got = predicate.evaluate_top_n(top_n_from_json(q["top_n"]), result_from_json(q["input"]))
+            _expect_result(failures, f"top_n {q['top_n']}", got, q)
+        for item in case.get("range_bitmap_payloads", []):
+            payload = container.payload(item["column"], "range-bitmap")
+            failures.expect(f"{item['column']}/range-bitmap sha256", hashlib.sha256(payload).hexdigest(), item["payload_sha256"])
+            index = RangeBitmapIndex.read(payload, DataType.from_json(type_json[item["column"]]), f"{path}[{item['column']}]")
+            header, dictionary, bsi = _range_bitmap_layout(index)
+            dictionary = {k: v for k, v in dictionary.items() if k != "chunks"} | {"chunk_count_listed": dictionary["chunk_count"]}
+            bsi = {k: v for k, v in bsi.items() if k != "slices"} | {"slice_count_listed": bsi["slice_count"]}
+            failures.expect(f"{item['column']}/range-bitmap header", header, item["header"])
+            failures.expect(f"{item['column']}/range-bitmap dictionary", dictionary, item["dictionary_summary"])
+            failures.expect(f"{item['column']}/range-bitmap bsi", bsi, item["bsi_summary"])
         columns = {
             c["name"]: _values(c["type"], [row[i] for row in case["rows"]]) for i, c in enumerate(case["columns"])
         }
@@ -160,7 +290,8 @@ def _check_container(case_dir: Path, case: dict, failures: _Failures, out: Path 
     _write(out, case["bin"], encoded)
 
 
-_FORMATS = {"bloom": _check_bloom, "bitmap": _check_bitmap, "bsi": _check_bsi, "fileindex": _check_container}
+_FORMATS = {"bloom": _check_bloom, "bitmap": _check_bitmap, "bsi": _check_bsi, "range-bitmap": _check_range_bitmap,
+            "fileindex": _check_container}  # fmt: skip
 
 
 def check_case(vectors_dir: Path, entry: dict, out_dir: Path | None) -> list[str]:

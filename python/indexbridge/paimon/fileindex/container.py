@@ -12,7 +12,7 @@ Layout (big-endian)::
         mutf8  column name                    u16 length + Java modified UTF-8 (§1.3)
         i32    index_count
         index_count x
-          mutf8  index type                   "bloom-filter" | "bitmap" | "bsi" | ...
+          mutf8  index type                   "bloom-filter" | "bitmap" | "bsi" | "range-bitmap"
           i32    start                        absolute file offset of the payload, or -1
           i32    length                       payload length (0 when start = -1)
       i32  redundant_length = 0
@@ -38,6 +38,7 @@ from indexbridge.paimon.fileindex.bitmap import BitmapIndex, parse_memory_size
 from indexbridge.paimon.fileindex.bloom import BloomFilterIndex
 from indexbridge.paimon.fileindex.bsi import BitSliceIndex
 from indexbridge.paimon.fileindex.predicate import EmptyIndex, FileIndexPredicate, IndexReader
+from indexbridge.paimon.fileindex.rangebitmap import RangeBitmapIndex
 from indexbridge.paimon.fileindex.values import Column, DataType
 from indexbridge.paimon.javaorder import hashmap_compute_if_absent_order, hashmap_put_order, java_string_compare, java_string_hash
 
@@ -46,7 +47,7 @@ VERSION = 1
 IN_MANIFEST_THRESHOLD = 500
 _HEAD = struct.Struct(">qii")
 
-INDEX_TYPES = {"bloom-filter": BloomFilterIndex, "bitmap": BitmapIndex, "bsi": BitSliceIndex}
+INDEX_TYPES = {"bloom-filter": BloomFilterIndex, "bitmap": BitmapIndex, "bsi": BitSliceIndex, "range-bitmap": RangeBitmapIndex}
 
 
 def embedded_in_manifest(container_size: int, threshold: int = IN_MANIFEST_THRESHOLD) -> bool:
@@ -185,8 +186,8 @@ class FileIndexContainer:
 
     def readers(self, column: str, data_type: DataType) -> list[IndexReader]:
         """The index readers of a column (``data_type`` is the indexed value type). Indexes of
-        types indexbridge does not read (``range-bitmap``) are left out: the column then answers
-        as far as the other indexes allow, at worst REMAIN, which is always correct."""
+        types indexbridge does not know are left out: the column then answers as far as the other
+        indexes allow, at worst REMAIN, which is always correct."""
         out: list[IndexReader] = []
         for (name, index_type), entry in self._by_name.items():
             if name != column:
@@ -327,6 +328,8 @@ def build_index(index_type: str, data_type: DataType, column: Column, options: M
         return BitmapIndex.from_options(data_type, column, dict(options)).serialize()
     if index_type == "bsi":
         return BitSliceIndex.build(data_type, column).serialize()
+    if index_type == "range-bitmap":
+        return RangeBitmapIndex.from_options(data_type, column, dict(options)).serialize()
     raise ValueError(f"index type {index_type!r} is not supported")
 
 

@@ -20,8 +20,13 @@ skipped when the final result does not remain.
 
 Paimon iterates a column's readers in the order of a ``HashSet`` of reader objects (identity
 hash codes, so not reproducible); the order only decides whether "no row" comes back as SKIP
-or as an empty row set. indexbridge asks the row-set indexes (bitmap, BSI) first, so an empty
-row set is reported when one exists.
+or as an empty row set. indexbridge asks the row-set indexes (bitmap, BSI, range-bitmap) first,
+so an empty row set is reported when one exists.
+
+``evaluate_top_n(top_n, result)`` (Paimon's ``evaluateTopN``): ``result`` comes back unchanged
+when it does not remain or is a row set of at most ``limit`` rows; otherwise the first answer
+other than REMAIN of the first order's column's indexes (only range-bitmap ranks rows), else
+``result``.
 """
 
 from __future__ import annotations
@@ -110,13 +115,35 @@ class BitmapResult(FileIndexResult):
         return f"BitmapResult({len(self.rows)} rows)"
 
 
+@dataclass(frozen=True)
+class SortOrder:
+    """One order of a top-N (Paimon's ``SortValue``): ``direction`` ``ASCENDING``/``DESCENDING``,
+    ``null_ordering`` ``NULLS_FIRST``/``NULLS_LAST``."""
+
+    column: str
+    direction: str = "ASCENDING"
+    null_ordering: str = "NULLS_LAST"
+
+
+@dataclass(frozen=True)
+class TopN:
+    """Paimon's ``TopN``: the sort orders and the limit (indexes look at the first order only)."""
+
+    orders: tuple[SortOrder, ...]
+    limit: int
+
+
 class IndexReader:
-    """What every index reader offers: its type name and ``query(op, literals)``."""
+    """What every index reader offers: its type name, ``query(op, literals)`` and
+    ``visit_top_n(top_n, result)`` (REMAIN unless the index can rank rows: range-bitmap)."""
 
     index_type: str
 
     def query(self, op: str, literals: Sequence[object] = ()) -> FileIndexResult:
         raise NotImplementedError
+
+    def visit_top_n(self, top_n: TopN, result: FileIndexResult) -> FileIndexResult:
+        return REMAIN
 
 
 class EmptyIndex(IndexReader):
@@ -154,7 +181,7 @@ class Or:
 
 Predicate = Leaf | And | Or
 
-_READER_ORDER = {"bitmap": 0, "bsi": 1, "bloom-filter": 2, "empty": 3}
+_READER_ORDER = {"bitmap": 0, "bsi": 1, "range-bitmap": 2, "bloom-filter": 3, "empty": 4}
 
 
 def predicate_from_json(p: dict, literal: Callable[[str, object], object] = lambda column, v: v) -> Predicate:
@@ -199,3 +226,15 @@ class FileIndexPredicate:
             if isinstance(predicate, And) and not combined.remain:
                 break
         return REMAIN if combined is None else combined
+
+    def evaluate_top_n(self, top_n: TopN | None, result: FileIndexResult) -> FileIndexResult:
+        if top_n is None or not result.remain:
+            return result
+        if isinstance(result, BitmapResult) and len(result.rows) <= top_n.limit:
+            return result
+        for reader in self.readers.get(top_n.orders[0].column, ()):
+            visit = getattr(reader, "visit_top_n", None)  # readers that do not rank answer REMAIN
+            answer = REMAIN if visit is None else visit(top_n, result)
+            if answer is not REMAIN:
+                return answer
+        return result
