@@ -4,6 +4,7 @@ go 1.21
 
 require (
 	github.com/blevesearch/bleve v1.0.14
+	github.com/blevesearch/zap/v11 v11.0.14
 	go.etcd.io/bbolt v1.3.5
 )
 
@@ -13,7 +14,6 @@ require (
 	github.com/blevesearch/mmap-go v1.0.2 // indirect
 	github.com/blevesearch/segment v0.9.0 // indirect
 	github.com/blevesearch/snowballstem v0.9.0 // indirect
-	github.com/blevesearch/zap/v11 v11.0.14 // indirect
 	github.com/blevesearch/zap/v12 v12.0.14 // indirect
 	github.com/blevesearch/zap/v13 v13.0.6 // indirect
 	github.com/blevesearch/zap/v14 v14.0.5 // indirect

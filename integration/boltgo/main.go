@@ -5,6 +5,8 @@
 //	boltgo dump FILE...        each file's tree, meta, stats and tx.Check() errors (JSON list)
 //	boltgo scorch DIR SEED     a real bleve v1.0.14 scorch index (several batches, deletes,
 //	                           updates) in DIR; its store/root.bolt is what the tests read
+//	boltgo bleve-...           whole bleve indexes (build, update, answer queries, map, ...):
+//	                           bleve.go
 //
 // A bucket is {"seq": n, "items": [[key, value], ...]}: keys hex, a value either hex (a
 // key/value; "hex*N" repeats the bytes N times) or a bucket (a nested bucket). The root
@@ -90,7 +92,9 @@ func main() {
 		check(err)
 		check(scorchIndex(os.Args[2], seed))
 	default:
-		check(fmt.Errorf("unknown command %q", os.Args[1]))
+		if !bleveMain(os.Args[1:]) {
+			check(fmt.Errorf("unknown command %q", os.Args[1]))
+		}
 	}
 }
 
