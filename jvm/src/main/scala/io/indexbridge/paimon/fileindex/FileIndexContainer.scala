@@ -157,7 +157,7 @@ object FileIndexContainer {
     s
   }
 
-  /** The reader of an entry's payload (a `range-bitmap` or unknown index answers REMAIN). */
+  /** The reader of an entry's payload (an unknown index answers REMAIN). */
   def reader(e: ContainerEntry, t: KeyType, bytes: Array[Byte], source: String): FileIndexReader =
     if (e.isEmpty) EmptyFileIndexReader
     else
@@ -165,6 +165,7 @@ object FileIndexContainer {
         case BloomFilterIndex.Identifier => BloomFilterIndex.read(t, bytes, source, e.start, e.length)
         case BitmapIndex.Identifier      => BitmapIndex.read(t, bytes, source, e.start, e.length)
         case BitSliceIndex.Identifier    => BitSliceIndex.read(t, bytes, source, e.start, e.length)
+        case RangeBitmapIndex.Identifier => RangeBitmapIndex.read(t, bytes, source, e.start, e.length)
         case _                           => RemainReader
       }
 
@@ -172,11 +173,12 @@ object FileIndexContainer {
     def evaluate(op: Op, literals: Seq[Any]): FileIndexResult = FileIndexResult.Remain
   }
 
-  /** A new writer of one index type (`bloom-filter`, `bitmap`, `bsi`) with its options. */
+  /** A new writer of one index type (`bloom-filter`, `bitmap`, `bsi`, `range-bitmap`) with its options. */
   def writer(indexType: String, t: KeyType, options: Map[String, String]): FileIndexWriter = indexType match {
     case BloomFilterIndex.Identifier => BloomFilterIndex.writer(t, options)
     case BitmapIndex.Identifier      => BitmapIndex.writer(t, options)
     case BitSliceIndex.Identifier    => BitSliceIndex.writer(t)
+    case RangeBitmapIndex.Identifier => RangeBitmapIndex.writer(t, options)
     case other                       => throw new UnsupportedOperationException(s"index type '$other' is not supported")
   }
 }

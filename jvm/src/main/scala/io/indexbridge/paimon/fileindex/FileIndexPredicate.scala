@@ -84,6 +84,21 @@ trait FileIndexReader {
   def evaluate(op: Op, literals: Seq[Any]): FileIndexResult
 }
 
+/** One order of a top-N (Paimon's `SortValue`): `direction` `ASCENDING`/`DESCENDING`,
+  * `nullOrdering` `NULLS_FIRST`/`NULLS_LAST`. */
+final case class SortOrder(column: String, direction: String = "ASCENDING", nullOrdering: String = "NULLS_LAST") {
+  def descending: Boolean = direction == "DESCENDING"
+  def nullsFirst: Boolean = nullOrdering == "NULLS_FIRST"
+}
+
+/** Paimon's `TopN`: sort orders (indexes look at the first only) and the limit. */
+final case class TopN(orders: Seq[SortOrder], limit: Int)
+
+/** An index that can rank rows (`visitTopN`; range-bitmap); every other index answers REMAIN. */
+trait TopNReader {
+  def visitTopN(topN: TopN, result: FileIndexResult): FileIndexResult
+}
+
 /** The reader of a container entry whose writer produced no bytes (`start = -1`, spec §4.1). */
 object EmptyFileIndexReader extends FileIndexReader {
   import Op._
@@ -111,8 +126,10 @@ object Predicate {
   * or     children folded with `or`
   * }}}
   *
+  * `evaluateTopN` is Paimon's `evaluateTopN` (see there).
+  *
   * Paimon collects a column's readers into a `HashSet` of objects with identity hash codes, so
-  * its leaf order is arbitrary. Here the indexes that answer with row sets (bitmap, bsi) come
+  * its leaf order is arbitrary. Here the indexes that answer with row sets (bitmap, bsi, range-bitmap) come
   * first, then the others, each in header order. The order only decides between SKIP and an
   * empty row set when two indexes both exclude the file (this one reports the empty row set, as
   * the vectors' Paimon run did); `remain` and the rows do not depend on it.
@@ -130,8 +147,8 @@ final class FileIndexPredicate(lookup: String => Seq[FileIndexReader]) {
     readers.getOrElseUpdate(
       column,
       lookup(column).sortBy {
-        case _: BitmapIndex.Reader | _: BitSliceIndex.Reader => 0
-        case _                                               => 1
+        case _: BitmapIndex.Reader | _: BitSliceIndex.Reader | _: RangeBitmapIndex.Reader => 0
+        case _                                                                           => 1
       }
     )
 
@@ -153,6 +170,21 @@ final class FileIndexPredicate(lookup: String => Seq[FileIndexReader]) {
       if (children.isEmpty) FileIndexResult.Remain
       else children.tail.foldLeft(evaluate(children.head))((r, c) => r.or(evaluate(c)))
   }
+
+  /** Paimon's `evaluateTopN`: `result` unchanged when it does not remain or is a row set of at
+    * most `limit` rows; else the first answer other than REMAIN of the first order's column's
+    * indexes (only range-bitmap ranks rows), else `result`. */
+  def evaluateTopN(topN: TopN, result: FileIndexResult): FileIndexResult =
+    if (topN == null || !result.remain) result
+    else
+      result match {
+        case FileIndexResult.Rows(rows) if rows.getLongCardinality <= topN.limit => result
+        case _ =>
+          readersOf(topN.orders.head.column).iterator
+            .collect { case r: TopNReader => r.visitTopN(topN, result) }
+            .find(_ != FileIndexResult.Remain)
+            .getOrElse(result)
+      }
 }
 
 object FileIndexPredicate {
