@@ -18,7 +18,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = commands.add_parser("inspect", help="summarise index files")
     p.add_argument("files", nargs="+")
-    p.add_argument("--format", choices=["dv", "dv-file", "hash", "file-index", "bloom", "bitmap", "bsi", "zap"], default=None)
+    p.add_argument("--format", choices=["dv", "dv-file", "hash", "file-index", "bloom", "bitmap", "bsi", "range-bitmap", "zap"], default=None)
     p.add_argument("--json", action="store_true")
     p.add_argument("--engine", choices=["python", "jvm"], default="python")
     p.add_argument("--type", action="append", default=[], metavar="[COLUMN=]TYPE",

@@ -1,22 +1,26 @@
-"""`indexbridge inspect` for Paimon file indexes: containers and raw bloom / bitmap / bsi payloads.
+"""`indexbridge inspect` for Paimon file indexes: containers and raw bloom / bitmap / bsi /
+range-bitmap payloads.
 
 The JSON (the same fields as the JVM engine's ``io.indexbridge.cli.FileIndexInspect``)::
 
     container  {file, format: "file-index", file_size, version, head_length, redundant_length,
                 columns: [{column, type, type_source, indexes: [{index_type, start, length,
                           empty?, ...summary}]}], query?}
-    raw        {file, format: "bloom"|"bitmap"|"bsi", file_size, type, ...summary, query?}
+    raw        {file, format: "bloom"|"bitmap"|"bsi"|"range-bitmap", file_size, type, ...summary, query?}
 
     summary    bloom-filter  num_bits, num_hash_functions, bits_set, fill_ratio
                bitmap        version, row_count, distinct_values, null_rows
                bsi           row_count, non_null_rows, min, max (as long keys), slices {positive, negative}
+               range-bitmap  row_count, distinct_values, non_null_rows, null_rows, min, max (keys: integers
+                             as numbers, floats as raw bits "0x…", booleans, strings), chunks, slices
     query      {condition, predicate (bound, condition.predicate_json), result: skip|remain|bitmap,
                 remain, rows? {cardinality, ranges (first 16, [start, end)), more_ranges}}
 
 A column's type is the one given (``--type col=TYPE``, or ``--type m=TYPE`` for every ``m[k]``);
 else what its indexes tell: bitmap key bytes (the first of BIGINT, INT, SMALLINT, TINYINT,
-STRING whose reading loads every bitmap with rows inside the row count), else BIGINT for a BSI
-(it stores longs). A bloom filter alone tells nothing: the column then answers REMAIN. A raw
+STRING whose reading loads every bitmap with rows inside the row count), else the first of the
+same for a range-bitmap whose chunk headers and keys all read (its chunks record the key width),
+else BIGINT for a BSI (it stores longs). A bloom filter alone tells nothing: the column then answers REMAIN. A raw
 payload answers for every column the condition names.
 """
 
@@ -34,10 +38,12 @@ from indexbridge.paimon.fileindex.bsi import BitSliceIndex
 from indexbridge.paimon.fileindex.condition import bind, parse, predicate_json
 from indexbridge.paimon.fileindex.container import MAGIC, FileIndexContainer
 from indexbridge.paimon.fileindex.predicate import BitmapResult, FileIndexPredicate, IndexReader, Leaf, Predicate
+from indexbridge.paimon.fileindex.rangebitmap import RangeBitmapIndex
 from indexbridge.paimon.fileindex.values import DataType
 
 CONTAINER_MAGIC = MAGIC.to_bytes(8, "big")
-RAW_FORMATS = {"bloom": BloomFilterIndex, "bitmap": BitmapIndex, "bsi": BitSliceIndex}
+RAW_FORMATS = {"bloom": BloomFilterIndex, "bitmap": BitmapIndex, "bsi": BitSliceIndex, "range-bitmap": RangeBitmapIndex}
+_READERS = {"bloom-filter": BloomFilterIndex, "bitmap": BitmapIndex, "bsi": BitSliceIndex, "range-bitmap": RangeBitmapIndex}
 _INFERRED_BITMAP_TYPES = ("BIGINT", "INT", "SMALLINT", "TINYINT", "STRING")
 _SHOWN_RANGES = 16
 
@@ -56,7 +62,35 @@ def index_summary(reader: IndexReader | BloomFilterIndex) -> dict:
         slices = {side: len(s.slices) if s is not None else 0 for side, s in (("positive", reader.positive), ("negative", reader.negative))}
         return {"row_count": reader.row_count, "non_null_rows": len(reader.non_null_rows()), "min": low, "max": high,
                 "slices": slices}  # fmt: skip
+    if isinstance(reader, RangeBitmapIndex):
+        non_null = len(reader.is_not_null())
+        return {"row_count": reader.row_count, "distinct_values": reader.cardinality, "non_null_rows": non_null,
+                "null_rows": reader.row_count - non_null, "min": _key_json(reader, reader.min),
+                "max": _key_json(reader, reader.max), "chunks": reader.dictionary.chunk_count,
+                "slices": reader.bsi.count}  # fmt: skip
     return {}
+
+
+def _key_json(reader: RangeBitmapIndex, key: object) -> object:
+    if key is None or reader.kind in ("int8", "int16", "int32", "int64"):
+        return key
+    if reader.kind in ("float32", "float64"):
+        return f"0x{key:0{8 if reader.kind == 'float32' else 16}x}"
+    if reader.kind == "bool":
+        return bool(key)
+    return key.decode("utf-8", "replace")
+
+
+def _infer_range_bitmap_type(payload: memoryview, source: str) -> str | None:
+    for sql in _INFERRED_BITMAP_TYPES:
+        try:
+            index = RangeBitmapIndex.read(payload, DataType.from_sql(sql), source)
+            for i in range(index.dictionary.chunk_count):
+                index.dictionary.chunk_keys(i)
+            return sql
+        except IndexFormatError:
+            continue
+    return None
 
 
 def _infer_bitmap_type(payload: memoryview, source: str) -> str | None:
@@ -121,6 +155,9 @@ def describe_container(path: str, data: bytes, types: Mapping[str, str], query: 
         if sql is None:
             bitmap = next((e for e in entries if e.index_type == "bitmap" and e.start != -1), None)
             sql = _infer_bitmap_type(container.data[bitmap.start : bitmap.start + bitmap.length], path) if bitmap else None
+            ranged = next((e for e in entries if e.index_type == "range-bitmap" and e.start != -1), None)
+            if sql is None and ranged is not None:
+                sql = _infer_range_bitmap_type(container.data[ranged.start : ranged.start + ranged.length], path)
             if sql is None and any(e.index_type == "bsi" and e.start != -1 for e in entries):
                 sql = "BIGINT"
             source = "inferred" if sql else None
@@ -130,8 +167,8 @@ def describe_container(path: str, data: bytes, types: Mapping[str, str], query: 
             entry = {"index_type": e.index_type, "start": e.start, "length": e.length}
             if e.start == -1:
                 entry["empty"] = True
-            elif e.index_type in ("bloom-filter", "bitmap", "bsi"):
-                kind = {"bloom-filter": BloomFilterIndex, "bitmap": BitmapIndex, "bsi": BitSliceIndex}[e.index_type]
+            elif e.index_type in _READERS:
+                kind = _READERS[e.index_type]
                 summary_type = t or DataType("BIGINT")  # a bloom filter reads the same whatever the type
                 payload = container.data[e.start : e.start + e.length]
                 entry.update(index_summary(kind.read(payload, summary_type, f"{path}[{column}/{e.index_type} @{e.start}]")))

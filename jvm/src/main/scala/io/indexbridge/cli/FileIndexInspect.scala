@@ -13,7 +13,7 @@ import org.roaringbitmap.RoaringBitmap
 object FileIndexInspect {
   private val mapper = new ObjectMapper()
   val ContainerMagic: Array[Byte] = java.nio.ByteBuffer.allocate(8).putLong(FileIndexContainer.Magic).array()
-  val RawFormats: Set[String] = Set("bloom", "bitmap", "bsi")
+  val RawFormats: Set[String] = Set("bloom", "bitmap", "bsi", "range-bitmap")
   private val InferredBitmapTypes = Seq("BIGINT", "INT", "SMALLINT", "TINYINT", "STRING")
   private val ShownRanges = 16
 
@@ -37,8 +37,39 @@ object FileIndexInspect {
         .put("positive", if (r.hasPositive) r.positive.sliceCount else 0)
         .put("negative", if (r.hasNegative) r.negative.sliceCount else 0)
       node
+    case r: RangeBitmapIndex.Reader =>
+      val nonNull = r.isNotNull.getLongCardinality
+      node.put("row_count", r.rowCount).put("distinct_values", r.cardinality).put("non_null_rows", nonNull)
+        .put("null_rows", r.rowCount - nonNull)
+      node.set[ObjectNode]("min", keyJson(r, r.min))
+      node.set[ObjectNode]("max", keyJson(r, r.max))
+      node.put("chunks", r.dictionary.chunkCount).put("slices", r.bsi.count)
     case _ => node
   }
+
+  /** A range-bitmap key: integers as numbers, floats as raw bits `0x…`, booleans, strings. */
+  private def keyJson(r: RangeBitmapIndex.Reader, key: Any): com.fasterxml.jackson.databind.JsonNode = {
+    import RangeBitmapIndex.KeyKind._
+    val f = mapper.getNodeFactory
+    if (key == null) f.nullNode()
+    else
+      r.kind match {
+        case Float32 => f.textNode(f"0x${key.asInstanceOf[Long]}%08x")
+        case Float64 => f.textNode(f"0x${key.asInstanceOf[Long]}%016x")
+        case Bool    => f.booleanNode(key == 1L)
+        case Str     => f.textNode(new String(key.asInstanceOf[Array[Byte]], java.nio.charset.StandardCharsets.UTF_8))
+        case _       => f.numberNode(key.asInstanceOf[Long])
+      }
+  }
+
+  private def inferRangeBitmapType(bytes: Array[Byte], e: ContainerEntry, source: String): Option[String] =
+    InferredBitmapTypes.find { sql =>
+      try {
+        val r = RangeBitmapIndex.read(KeyType.parse(sql), bytes, source, e.start, e.length)
+        (0 until r.dictionary.chunkCount).foreach(r.dictionary.chunkKeys)
+        true
+      } catch { case _: IndexFormatException => false }
+    }
 
   private def inferBitmapType(bytes: Array[Byte], e: ContainerEntry, source: String): Option[String] =
     InferredBitmapTypes.find { sql =>
@@ -110,6 +141,7 @@ object FileIndexInspect {
         case Some(given) => (Some(given), "given")
         case None =>
           val inferred = entries.find(e => e.indexType == BitmapIndex.Identifier && !e.isEmpty).flatMap(inferBitmapType(data, _, path))
+            .orElse(entries.find(e => e.indexType == RangeBitmapIndex.Identifier && !e.isEmpty).flatMap(inferRangeBitmapType(data, _, path)))
             .orElse(if (entries.exists(e => e.indexType == BitSliceIndex.Identifier && !e.isEmpty)) Some("BIGINT") else None)
           (inferred, "inferred")
       }
@@ -120,7 +152,7 @@ object FileIndexInspect {
       for (e <- entries) {
         val entry = indexes.addObject().put("index_type", e.indexType).put("start", e.start).put("length", e.length)
         if (e.isEmpty) entry.put("empty", true)
-        else if (Set(BloomFilterIndex.Identifier, BitmapIndex.Identifier, BitSliceIndex.Identifier).contains(e.indexType))
+        else if (Set(BloomFilterIndex.Identifier, BitmapIndex.Identifier, BitSliceIndex.Identifier, RangeBitmapIndex.Identifier).contains(e.indexType))
           putSummary(entry, FileIndexContainer.reader(e, t.getOrElse(KeyType.BigIntType), data, path)) // a bloom filter reads the same whatever the type
       }
       t.foreach(typed(column) = _)
@@ -137,6 +169,7 @@ object FileIndexInspect {
     val reader = format match {
       case "bloom"  => BloomFilterIndex.read(t, data, path)
       case "bitmap" => BitmapIndex.read(t, data, path)
+      case "range-bitmap" => RangeBitmapIndex.read(t, data, path)
       case _        => BitSliceIndex.read(t, data, path)
     }
     node.put("format", format).put("file_size", data.length).put("type", sql)
