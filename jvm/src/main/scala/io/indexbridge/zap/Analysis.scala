@@ -365,22 +365,6 @@ object Analysis {
     ArraySeq.unsafeWrapArray(tokens)
   }
 
-  /** (stored type byte, value bytes, tokens) of one value under `mapping`. */
-  private def instance(mapping: FieldMapping, value: Any): (Byte, Array[Byte], IndexedSeq[AnalyzedToken]) =
-    (mapping.fieldType, value) match {
-      case ("text", s: String) => ('t'.toByte, s.getBytes(UTF_8), Analyzer.analyze(s, mapping.analyzer))
-      case ("boolean", b: Boolean) =>
-        val term = Array((if (b) 'T' else 'F').toByte)
-        ('b'.toByte, term, IndexedSeq(AnalyzedToken(term, 0, 1, 1)))
-      case ("number", n: java.lang.Number) if java.lang.Double.isFinite(n.doubleValue) =>
-        val tokens = numericTokens(float64ToInt64(n.doubleValue))
-        ('n'.toByte, tokens.head.term, tokens)
-      case ("datetime", t: Instant) =>
-        val tokens = numericTokens(Math.addExact(Math.multiplyExact(t.getEpochSecond, 1000000000L), t.getNano.toLong))
-        ('d'.toByte, tokens.head.term, tokens)
-      case _ => throw new IllegalArgumentException(s"field '${mapping.name}' of type ${mapping.fieldType} cannot hold $value")
-    }
-
   private val locationTag = ClassTag[Location](classOf[Location])
 
   private val noLocations: IndexedSeq[Location] = ArraySeq.empty[Location]
@@ -421,47 +405,89 @@ object Analysis {
     }
   }
 
+  /** One field instance as bleve's mapping emits it (a `document.Field` before analysis):
+    * `value` is a String (text), Double (number; any float64, NaN and infinities included, as
+    * bleve indexes them), Boolean (boolean) or Long nanoseconds since the epoch (datetime). */
+  final case class FieldValue(name: String, fieldType: String, value: Any, arrayPositions: Array[Long], analyzer: String,
+                              options: FieldOptions)
+
+  /** (stored type byte, value bytes, tokens) of one field instance. */
+  private def valueTokens(f: FieldValue): (Byte, Array[Byte], IndexedSeq[AnalyzedToken]) = (f.fieldType, f.value) match {
+    case ("text", s: String) => ('t'.toByte, s.getBytes(UTF_8), Analyzer.analyze(s, f.analyzer))
+    case ("boolean", b: Boolean) =>
+      val term = Array((if (b) 'T' else 'F').toByte)
+      ('b'.toByte, term, IndexedSeq(AnalyzedToken(term, 0, 1, 1)))
+    case ("number", d: Double) =>
+      val tokens = numericTokens(float64ToInt64(d))
+      ('n'.toByte, tokens.head.term, tokens)
+    case ("datetime", n: Long) =>
+      val tokens = numericTokens(n)
+      ('d'.toByte, tokens.head.term, tokens)
+    case _ => throw new IllegalArgumentException(s"field '${f.name}' of type ${f.fieldType} cannot hold ${f.value}")
+  }
+
+  /** The writer input scorch's `analyze` builds from a mapped document: `fields` in document
+    * order, `_id` appended; `allExcluded` the names bleve's mapping excluded from `_all` (every
+    * indexed field of another name is composed into it), None for a mapping with `_all` disabled. */
+  def composeDocument(docId: String, fields: Seq[FieldValue], allExcluded: Option[collection.Set[String]]): Document = {
+    val out = IndexedSeq.newBuilder[DocField]
+    val all = new Frequencies(16)
+    var allLength = 0
+    for (f <- fields) {
+      val (typeByte, stored, tokens) = valueTokens(f)
+      val options = f.options
+      if (!options.index) out += DocField(f.name, typeByte, stored, f.arrayPositions, options, 0, IndexedSeq.empty)
+      else {
+        val inAll = allExcluded.exists(ex => !ex.contains(f.name))
+        val locationField = if (inAll) f.name else "" // bleve's _all composition renames the field's own locations
+        val freqs = new Frequencies(tokens.length)
+        for (t <- tokens) {
+          val e = freqs.entry(t.term)
+          e.freq += 1
+          if (options.termVectors) e.add(Location(locationField, t.position, t.start, t.end, f.arrayPositions))
+        }
+        if (inAll) {
+          allLength += tokens.length
+          all.addAll(freqs)
+        }
+        out += DocField(f.name, typeByte, stored, f.arrayPositions, options, tokens.length, freqs.tokens)
+      }
+    }
+    out += Document.idField(docId.getBytes(UTF_8))
+    val composites = if (allExcluded.isDefined) IndexedSeq(CompositeField(AllFieldName, allOptions, allLength, all.tokens)) else IndexedSeq.empty
+    Document(docId, out.result(), composites)
+  }
+
   /** The writer input bleve's scorch builds for a document mapped field by field.
     *
     * `values` in document order; a `Seq` value is an array (one field instance per element,
     * array position = index). Values: String (text), Number (number), Boolean, java.time.Instant
-    * (datetime). Every field needs a mapping (bleve's dynamic mapping is not reproduced).
+    * (datetime). Every field needs a mapping (bleve's own mapping JSON, dynamic mapping included: `io.indexbridge.bleve.IndexMapping`).
     * `allField = false` is a mapping with `_all` disabled.
     */
   def analyzeDocument(docId: String, values: Seq[(String, Any)], mappings: Seq[FieldMapping], allField: Boolean = true): Document = {
     val byName = mappings.map(m => m.name -> m).toMap
-    val fields = IndexedSeq.newBuilder[DocField]
-    val all = new Frequencies(16)
-    var allLength = 0
+    val fields = IndexedSeq.newBuilder[FieldValue]
+    val excluded = mutable.HashSet.empty[String]
     for ((name, value) <- values) {
       val mapping = byName.getOrElse(name, throw new IllegalArgumentException(s"document '$docId': no mapping for field '$name'"))
-      val options = mapping.options
+      if (!mapping.includeInAll) excluded += name
       val elements: Seq[(Any, Array[Long])] = value match {
         case s: Seq[_] => s.zipWithIndex.map { case (v, i) => (v, Array(i.toLong)) }
         case v => Seq((v, Array.emptyLongArray))
       }
-      for ((element, arrayPositions) <- elements) {
-        val (typeByte, stored, tokens) = instance(mapping, element)
-        if (!mapping.index) fields += DocField(name, typeByte, stored, arrayPositions, options, 0, IndexedSeq.empty)
-        else {
-          val inAll = allField && mapping.includeInAll
-          val locationField = if (inAll) name else "" // bleve's _all composition renames the field's own locations
-          val freqs = new Frequencies(tokens.length)
-          for (t <- tokens) {
-            val e = freqs.entry(t.term)
-            e.freq += 1
-            if (options.termVectors) e.add(Location(locationField, t.position, t.start, t.end, arrayPositions))
-          }
-          if (inAll) {
-            allLength += tokens.length
-            all.addAll(freqs)
-          }
-          fields += DocField(name, typeByte, stored, arrayPositions, options, tokens.length, freqs.tokens)
-        }
-      }
+      for ((element, arrayPositions) <- elements)
+        fields += FieldValue(name, mapping.fieldType, rawValue(mapping, element), arrayPositions, mapping.analyzer, mapping.options)
     }
-    fields += Document.idField(docId.getBytes(UTF_8))
-    val composites = if (allField) IndexedSeq(CompositeField(AllFieldName, allOptions, allLength, all.tokens)) else IndexedSeq.empty
-    Document(docId, fields.result(), composites)
+    composeDocument(docId, fields.result(), if (allField) Some(excluded) else None)
+  }
+
+  /** A value under an explicit [[FieldMapping]] as [[FieldValue]] holds it. */
+  private def rawValue(mapping: FieldMapping, value: Any): Any = (mapping.fieldType, value) match {
+    case ("text", s: String) => s
+    case ("boolean", b: Boolean) => b
+    case ("number", n: java.lang.Number) if java.lang.Double.isFinite(n.doubleValue) => n.doubleValue
+    case ("datetime", t: Instant) => Math.addExact(Math.multiplyExact(t.getEpochSecond, 1000000000L), t.getNano.toLong)
+    case _ => throw new IllegalArgumentException(s"field '${mapping.name}' of type ${mapping.fieldType} cannot hold $value")
   }
 }
