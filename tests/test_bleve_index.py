@@ -22,7 +22,9 @@ per seed) go through integration/boltgo (bleve v1.0.14, bbolt v1.3.5) and its bl
 * one segment: indexbridge's root.bolt and index_meta.json are the bytes of bleve's offline
   Builder; the whole directory too for a one-document index;
 * directories bleve v2 writes (zap v16/v17) are refused with "unsupported zap version N in FILE";
-  damaged directories and mappings get one IndexFormatError naming the file.
+  damaged directories and mappings get one IndexFormatError naming the file;
+* the Scala implementation (io.indexbridge.bleve through BleveBridge, over py4j) writes the same
+  segments and directories byte for byte and reads and searches every directory as bleve does.
 
 Hits are compared in order. bleve sums a document's matches of a disjunction of more than ten
 terms in its heap's order (indexbridge in term order), so scores may differ in the last bits; hits
@@ -45,6 +47,7 @@ from indexbridge.bleve.index import BleveIndex, publish_index, snapshot_tree, wr
 from indexbridge.bleve.mapping import IndexMapping, parse_datetime
 from indexbridge.bleve.query import parse_query, search
 from indexbridge.errors import IndexFormatError
+from indexbridge.jvm import jvm
 from indexbridge.zap import build_segment
 
 SEEDS = range(int(os.environ.get("INDEXBRIDGE_BLEVE_SEEDS", "6")))  # more for a deeper run
@@ -436,3 +439,64 @@ def test_bad_queries():
     for text, expected in cases.items():
         with pytest.raises(IndexFormatError, match=expected):
             parse_query(text)
+
+
+# -- the Scala implementation -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def scala():
+    return jvm().io.indexbridge.bleve.BleveBridge
+
+
+def _scala_answers(scala, index_dir: Path, queries: list, tmp: Path) -> dict:
+    (tmp / "queries.json").write_text(json.dumps(queries))
+    out = json.loads(scala.documentsJson(str(index_dir)))
+    out["answers"] = json.loads(scala.searchAll(str(index_dir), str(tmp / "queries.json")))
+    return out
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_scala_writes_and_answers_as_bleve(seed, built, scala, boltgo, tmp_path):
+    b = built[seed]
+    w = b.workload
+    (tmp_path / "docs.json").write_text(json.dumps(w.pairs))
+    mapping = None if w.mapping is None else json.dumps(w.mapping)
+    assert scala.mappingJson(mapping) == b.mapping.to_json()
+    scala.writeSegment(str(tmp_path / "one.zap"), str(tmp_path / "docs.json"), mapping)
+    run_job(boltgo, "bleve-segment", {"mapping": w.mapping, "docs": w.pairs}, tmp_path / "go.zap")
+    assert (tmp_path / "one.zap").read_bytes() == (tmp_path / "go.zap").read_bytes()
+    scala.writeIndex(str(tmp_path / "idx"), str(tmp_path / "docs.json"), mapping, ROWS_PER_SEGMENT)
+    assert {p.name: p.read_bytes() for p in sorted((tmp_path / "idx").rglob("*")) if p.is_file()} == b.ours_bytes
+    for where, expected in ((b.ours, b.v1_ours), (b.theirs, b.v1_theirs), (b.ours_after, b.v1_ours_after)):
+        got = _scala_answers(scala, where, w.queries, tmp_path)
+        assert got["docs"] == expected["docs"] and got["doc_count"] == expected["doc_count"], where
+        for q, x, y in zip(w.queries, got["answers"], expected["answers"]):
+            assert ("error" in x) == ("error" in y), (q, x, y)
+            if "error" not in y:
+                assert x["total"] == y["total"], (where, q)
+                assert_same_hits([tuple(h) for h in x["hits"]], y["hits"], f"scala {where.name} {json.dumps(q)}")
+
+
+def test_scala_dates_and_bad_input(scala, small_index, tmp_path):
+    values = list(corpus._DATE_STRINGS) + ["2020-02-30", "2020-01-01T00:00:00.5+05:30", "2262-04-11T23:47:16.854775807Z",
+                                           "2262-04-11T23:47:16.854775808Z", "1677-09-21T00:12:43.145224192Z"]
+    (tmp_path / "dates.json").write_text(json.dumps(values))
+    expected = [None if (n := parse_datetime(v)) is None or not -(1 << 63) <= n < 1 << 63 else str(n) for v in values]
+    assert json.loads(scala.parseDates(str(tmp_path / "dates.json"))) == expected
+    d = _copy(small_index, tmp_path / "missing")
+    (d / "store" / "000000000003.zap").unlink()
+    with pytest.raises(Exception, match=r"IndexFormatException.*000000000003\.zap.*missing"):
+        scala.documentsJson(str(d))
+    d = _copy(small_index, tmp_path / "truncated")
+    (d / "store" / "root.bolt").write_bytes((small_index / "store" / "root.bolt").read_bytes()[:5000])
+    with pytest.raises(Exception, match="IndexFormatException.*root.bolt"):
+        scala.documentsJson(str(d))
+    raw = bytearray((small_index / "store" / "000000000002.zap").read_bytes())
+    raw[-8:-4] = (15).to_bytes(4, "big")
+    (tmp_path / "missing" / "store" / "000000000003.zap").write_bytes((small_index / "store" / "000000000003.zap").read_bytes())
+    (tmp_path / "missing" / "store" / "000000000002.zap").write_bytes(bytes(raw))
+    with pytest.raises(Exception, match=r"unsupported zap version 15 in .*000000000002\.zap"):
+        scala.documentsJson(str(tmp_path / "missing"))
+    with pytest.raises(Exception, match="a mapping indexbridge supports: geopoint|geopoint"):
+        scala.mappingJson('{"default_mapping": {"properties": {"loc": {"fields": [{"type": "geopoint"}]}}}}')
