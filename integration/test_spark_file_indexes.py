@@ -215,3 +215,69 @@ def test_predicates_from_sql_text_and_columns(data):
         (Leaf("in", "k", (1, 2)), Leaf("is_null", "m[a]"))
     )
     assert ibf.file_index_predicate("length(c) = 2", data.schema) == And(())
+
+
+# -- range-bitmap ------------------------------------------------------------------------------
+
+RB_OPTIONS = {
+    "file-index.range-bitmap.columns": "k,c,v,s,y,d,ts,ntz,dt,f,r,b,m[a]",
+    "file-index.range-bitmap.c.chunk-size": "8b",
+    "file-index.range-bitmap.v.chunk-size": "12b",
+    "file-index.range-bitmap.m[a].chunk-size": "0b",
+    "file-index.bloom-filter.columns": "k",
+}
+# range-bitmap answers every comparison exactly (nulls never match, as in SQL)
+RB_CONDITIONS = [
+    "k > 1500",
+    "c >= 'c2' AND c < 'c4'",
+    "v BETWEEN -20 AND 20 OR s <> 0",
+    "d <= -100.00 AND dt > DATE'2022-02-01'",
+    "ts < TIMESTAMP'2023-11-14 06:00:00' AND ntz >= TIMESTAMP_NTZ'2024-01-02 00:00:00'",
+    "f > 10.0 OR f <= 1.0",
+    "b = true AND y NOT IN (1, 2, 3)",
+    "m['a'] >= 2",
+    "c IS NULL OR k IS NULL",
+]
+
+
+@pytest.fixture(scope="module")
+def built_range_bitmap(data, tmp_path_factory):
+    out = {}
+    for engine in ("jvm", "arrow"):
+        directory = tmp_path_factory.mktemp(f"rb-{engine}")
+        rows = ibf.build_file_indexes(data, options=RB_OPTIONS, directory=str(directory), engine=engine).cache()
+        out[engine] = (rows, {r["file"]: r for r in rows.collect()})
+    return out
+
+
+def test_range_bitmap_containers_pruning_and_aggregate(data, built_range_bitmap):
+    jvm, py = built_range_bitmap["jvm"][1], built_range_bitmap["arrow"][1]
+    assert set(jvm) == set(py) and len(jvm) == 4
+    for file in jvm:
+        assert _container(jvm[file]) == _container(py[file]), file
+        assert {e.index_type for e in FileIndexContainer(_container(jvm[file])).entries} == {"range-bitmap", "bloom-filter"}
+    flags = data.select("file", "pos", *[F.expr(c).alias(f"_{i}") for i, c in enumerate(RB_CONDITIONS)]).collect()
+    answers = {}
+    for engine in ("jvm", "arrow"):
+        pruned = [
+            ibf.prune_files(built_range_bitmap[engine][0].coalesce(1), c, data.schema, engine=engine).select(F.lit(i).alias("i"), "*")
+            for i, c in enumerate(RB_CONDITIONS)
+        ]
+        answers[engine] = {
+            (r["i"], r["file"]): (r["skipped"], None if r["rows"] is None else BitMap.deserialize(bytes(r["rows"])))
+            for r in functools.reduce(DataFrame.unionAll, pruned).collect()
+        }
+    assert answers["jvm"] == answers["arrow"]
+    for (i, file), (skipped, rows) in answers["jvm"].items():
+        matching = {r["pos"] for r in flags if r["file"] == file and r[f"_{i}"]}
+        assert skipped == (not matching) and (skipped or rows == BitMap(matching)), (RB_CONDITIONS[i], file)
+
+    fields = arrow.paimon_fields(data.schema)
+    got = data.groupBy("file").agg(
+        ibf.range_bitmap_agg("pos", "c", {"chunk-size": "8b"}).alias("c"), ibf.range_bitmap_agg("pos", "f").alias("f")
+    )
+    rows = sorted(_rows(11), key=lambda r: (r[0], r[1]))
+    for r in got.collect():
+        mine = [x for x in rows if x[0] == r["file"]]
+        assert bytes(r["c"]) == build_index("range-bitmap", fields["c"], [x[2 + DATA_COLUMNS.index("c")] for x in mine], {"chunk-size": "8b"})
+        assert bytes(r["f"]) == build_index("range-bitmap", fields["f"], [x[2 + DATA_COLUMNS.index("f")] for x in mine], {})

@@ -168,6 +168,13 @@ def bsi_agg(position: ColumnOrName, value: ColumnOrName) -> Column:
     return F.call_function("ib_bsi_agg", _col(position), _col(value))
 
 
+def range_bitmap_agg(position: ColumnOrName, value: ColumnOrName, options: Mapping[str, str] | None = None) -> Column:
+    """Aggregate: Paimon's range-bitmap index payload of a data file's (position, value) rows
+    (option ``chunk-size``); positions must be 0 .. n-1."""
+    args = [_col(position), _col(value)] + ([_options_map(options)] if options else [])
+    return F.call_function("ib_range_bitmap_agg", *args)
+
+
 def file_index_agg(position: ColumnOrName, columns: ColumnOrName, options: Mapping[str, str]) -> Column:
     """Aggregate: Paimon's file index container of a data file's (position, struct of columns)
     rows from the table's ``file-index.*`` options, as ``DataFileIndexWriter`` writes it."""

@@ -57,6 +57,11 @@ object IndexBridgeExtensions {
       }),
     ("ib_bsi_agg", "_FUNC_(position, value) - Paimon bit-slice index payload of a data file's rows",
       args => { arity("ib_bsi_agg", args, 2); FileIndexAgg.bsi(args(0), args(1)).toAggregateExpression() }),
+    ("ib_range_bitmap_agg", "_FUNC_(position, value [, options]) - Paimon range-bitmap index payload of a data file's rows (options map: chunk-size)",
+      args => {
+        arity("ib_range_bitmap_agg", args, 2, 3)
+        FileIndexAgg.rangeBitmap(args(0), args(1), indexOptions("ib_range_bitmap_agg", args, 2)).toAggregateExpression()
+      }),
     ("ib_file_index_agg", "_FUNC_(position, struct(columns...), options) - Paimon file index container of a data file's rows from the table's file-index.* options",
       args => {
         arity("ib_file_index_agg", args, 3)

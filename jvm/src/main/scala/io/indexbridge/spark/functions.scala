@@ -24,6 +24,9 @@ object functions {
     withOptions("ib_bitmap_index_agg", Seq(position, value), options)
   /** Paimon's bit-slice index payload of a data file's (position, value) rows. */
   def bsiAgg(position: Column, value: Column): Column = call_function("ib_bsi_agg", position, value)
+  /** Paimon's range-bitmap index payload of a data file's (position, value) rows (option `chunk-size`). */
+  def rangeBitmapAgg(position: Column, value: Column, options: Seq[(String, String)] = Nil): Column =
+    withOptions("ib_range_bitmap_agg", Seq(position, value), options)
   /** Paimon's file index container of a data file's (position, struct of columns) rows, from the
     * table's `file-index.*` options (in the order Paimon is handed them). */
   def fileIndexAgg(position: Column, columns: Column, tableOptions: Seq[(String, String)]): Column =

@@ -25,7 +25,7 @@ import org.apache.spark.unsafe.types.UTF8String
   * `c` is a column or `m['key']` of a map column (the index named `m[key]`), possibly under a
   * widening cast (int to bigint, decimal to a wider decimal) when the literal converts back
   * exactly; `v` is any constant of the column's type. Anything else (other functions, casts
-  * that change values, floating-point ranges, zero and NaN, non-binary collations, NULL literals)
+  * that change values, floating-point comparisons with zero or NaN, non-binary collations, NULL literals)
   * becomes `And()`, which every index answers with REMAIN: a leaf it cannot translate can never
   * make a file or row be skipped wrongly.
   */
@@ -127,13 +127,14 @@ object FileIndexConditions {
     if (back != null && Cast(Literal(back, from), to).eval() == v) Some(back) else None
   }
 
-  /** Floating point: Spark's comparisons treat -0.0 = 0.0, NaN = NaN and order NaN last, the
-    * indexes work on the bits, so only equality-style questions about values other than zero and
-    * NaN are asked. Strings:
+  /** Floating point: Spark's comparisons treat -0.0 = 0.0 and NaN = NaN, the indexes work on the
+    * bits (range-bitmap: `Double.compare` order, -0.0 < 0.0), so only questions about values
+    * other than zero and NaN are asked; both order NaN last, so such comparisons agree (the
+    * bloom filter and the bitmap index answer ranges with REMAIN, range-bitmap exactly). Strings:
     * only the binary collation orders and compares as the indexes do. */
   private def answerable(t: DataType, op: Op, values: Seq[Any]): Boolean = t match {
     case FloatType | DoubleType =>
-      Seq(Op.Equal, Op.NotEqual, Op.In, Op.NotIn).contains(op) &&
+      Seq(Op.Equal, Op.NotEqual, Op.In, Op.NotIn, Op.LessThan, Op.LessOrEqual, Op.GreaterThan, Op.GreaterOrEqual).contains(op) &&
         values.forall { v => val d = v.asInstanceOf[Number].doubleValue; d != 0.0 && !d.isNaN }
     case st: StringType => st == StringType
     case _              => true

@@ -7,7 +7,7 @@ import java.nio.ByteBuffer
 import scala.collection.mutable.ArrayBuffer
 
 import io.indexbridge.paimon.KeyType
-import io.indexbridge.paimon.fileindex.{BitSliceIndex, BitmapIndex, BloomFilterIndex, DataField, DataFileIndex, FileIndexContainer}
+import io.indexbridge.paimon.fileindex.{BitSliceIndex, BitmapIndex, BloomFilterIndex, DataField, DataFileIndex, FileIndexContainer, RangeBitmapIndex}
 import io.indexbridge.roaring.Roaring32
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
@@ -102,9 +102,10 @@ sealed trait FileIndexTarget {
 object FileIndexTarget {
 
   /** One index type over one column, with that index's own options (`items`, `fpp`, `version`,
-    * `index-block-size`). */
+    * `index-block-size`, `chunk-size`). */
   final case class Single(name: String, indexType: String, options: Map[String, String]) extends FileIndexTarget {
-    def accepts(t: DataType): Boolean = SparkFileIndexTypes.keyType(t).isDefined
+    def accepts(t: DataType): Boolean =
+      SparkFileIndexTypes.keyType(t).exists(k => indexType != RangeBitmapIndex.Identifier || RangeBitmapIndex.supports(k))
     override def ordered: Boolean = indexType != BloomFilterIndex.Identifier
     def build(t: DataType, values: IndexedSeq[Any]): Array[Byte] = {
       val w = FileIndexContainer.writer(indexType, SparkFileIndexTypes.keyType(t).get, options)
@@ -140,7 +141,7 @@ object FileIndexTarget {
   * travel as `[i32 length, row bytes]*`. */
 final class PositionedValues(val rows: ArrayBuffer[UnsafeRow])
 
-/** `ib_bloom_filter_agg`, `ib_bitmap_index_agg`, `ib_bsi_agg`, `ib_file_index_agg`: the payload of
+/** `ib_bloom_filter_agg`, `ib_bitmap_index_agg`, `ib_bsi_agg`, `ib_range_bitmap_agg`, `ib_file_index_agg`: the payload of
   * one index (or the whole container) of a data file, from its rows in any order. Rows are
   * buffered with their position and ordered by it when the group is done: the index's row ids
   * are the positions, which must be exactly 0 .. n-1 (every row of the data file once). */
@@ -232,6 +233,8 @@ object FileIndexAgg {
     FileIndexAgg(position, value, FileIndexTarget.Single("ib_bitmap_index_agg", BitmapIndex.Identifier, options))
   def bsi(position: Expression, value: Expression): FileIndexAgg =
     FileIndexAgg(position, value, FileIndexTarget.Single("ib_bsi_agg", BitSliceIndex.Identifier, Map.empty))
+  def rangeBitmap(position: Expression, value: Expression, options: Map[String, String]): FileIndexAgg =
+    FileIndexAgg(position, value, FileIndexTarget.Single("ib_range_bitmap_agg", RangeBitmapIndex.Identifier, options))
   def container(position: Expression, columns: Expression, tableOptions: Seq[(String, String)]): FileIndexAgg =
     FileIndexAgg(position, columns, FileIndexTarget.Container("ib_file_index_agg", tableOptions))
 }
