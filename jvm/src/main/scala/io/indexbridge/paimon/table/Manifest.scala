@@ -22,7 +22,13 @@ final case class ManifestFileMeta(
     numAddedFiles: Long,
     numDeletedFiles: Long,
     partitionStats: SimpleStats,
-    schemaId: Long)
+    schemaId: Long,
+    minBucket: Option[Int] = None,
+    maxBucket: Option[Int] = None,
+    minLevel: Option[Int] = None,
+    maxLevel: Option[Int] = None,
+    minRowId: Option[Long] = None,
+    maxRowId: Option[Long] = None)
 
 /** A data file as a manifest describes it (`DataFileMeta`). */
 final case class DataFileMeta(
@@ -44,7 +50,8 @@ final case class DataFileMeta(
     valueStatsCols: Option[Seq[String]],
     externalPath: Option[String],
     firstRowId: Option[Long],
-    writeCols: Option[Seq[String]]) {
+    writeCols: Option[Seq[String]],
+    creationTime: Option[Long] = None) {
 
   /** The extra file holding this file's file index (`<file>.index`), if any. */
   def indexFile: Option[String] = extraFiles.find(_.endsWith(".index"))
@@ -185,8 +192,15 @@ object Manifest {
 
   def readManifestList(path: Path): Seq[ManifestFileMeta] = checked(path) { r =>
     ManifestFileMeta(string(r, "_FILE_NAME"), long(r, "_FILE_SIZE"), long(r, "_NUM_ADDED_FILES"),
-      long(r, "_NUM_DELETED_FILES"), stats(record(required(r, "_PARTITION_STATS"))), long(r, "_SCHEMA_ID"))
+      long(r, "_NUM_DELETED_FILES"), stats(record(required(r, "_PARTITION_STATS"))), long(r, "_SCHEMA_ID"),
+      optionalInt(r, "_MIN_BUCKET"), optionalInt(r, "_MAX_BUCKET"), optionalInt(r, "_MIN_LEVEL"), optionalInt(r, "_MAX_LEVEL"),
+      optionalLong(r, "_MIN_ROW_ID"), optionalLong(r, "_MAX_ROW_ID"))
   }
+
+  private def optionalInt(r: GenericRecord, name: String): Option[Int] =
+    optionalField(r, name).map(_.asInstanceOf[java.lang.Integer].intValue)
+  private def optionalLong(r: GenericRecord, name: String): Option[Long] =
+    optionalField(r, name).map(_.asInstanceOf[java.lang.Long].longValue)
 
   def readManifest(path: Path): Seq[ManifestEntry] = checked(path) { r =>
     val f = record(required(r, "_FILE"))
@@ -209,7 +223,8 @@ object Manifest {
       valueStatsCols = optionalField(f, "_VALUE_STATS_COLS").map(strings),
       externalPath = optionalField(f, "_EXTERNAL_PATH").map(_.toString),
       firstRowId = optionalField(f, "_FIRST_ROW_ID").map(_.asInstanceOf[java.lang.Long].longValue),
-      writeCols = optionalField(f, "_WRITE_COLS").map(strings)
+      writeCols = optionalField(f, "_WRITE_COLS").map(strings),
+      creationTime = optionalLong(f, "_CREATION_TIME")
     )
     ManifestEntry(kind(r), bytes(required(r, "_PARTITION")), int(r, "_BUCKET"), int(r, "_TOTAL_BUCKETS"), file)
   }
