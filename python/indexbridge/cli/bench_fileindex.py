@@ -1,11 +1,12 @@
-"""`indexbridge bench fileindex`: building and querying file indexes (bloom-filter, bitmap, bsi)
+"""`indexbridge bench fileindex`: building and querying file indexes (bloom-filter, bitmap, bsi,
+range-bitmap)
 with ours, in Scala and in Python, against Paimon 1.4.2's own writers and readers measured in
 the same run on the same columns (DESIGN rule 7). No number here is asserted.
 
 Columns (``--rows`` per data file, seeded): unique longs (a permutation, 2% nulls), a
 low-cardinality INT (100 values, 5% nulls) and skewed strings (Zipf over 10,000 values, 2%
 nulls). Build: one index over the column; query: open the payload and ask ``--queries``
-equalities for values of the column. Times are the best of ``--rounds``; ratios are
+equalities for values of the column (range-bitmap also ``<=``: the ``range`` rows). Times are the best of ``--rounds``; ratios are
 ours / Paimon (below 1: ours is faster). Targets: Scala <= 1.0, Python <= 2.0.
 
 The columns go to the JVM as files (DESIGN rule 2), where ``io.indexbridge.bench.FileIndexBench``
@@ -35,11 +36,11 @@ def columns(rows: int, seed: int = 42) -> list[dict]:
     names = np.array([f"user-{k}" for k in range(10_001)], dtype=object)
     bloom = {"items": str(rows)}
     return [
-        {"name": "unique_long", "type": "BIGINT", "indexes": ["bloom-filter", "bitmap", "bsi"], "options": {"bloom-filter": bloom},
+        {"name": "unique_long", "type": "BIGINT", "indexes": ["bloom-filter", "bitmap", "bsi", "range-bitmap"], "options": {"bloom-filter": bloom},
          "values": pa.array(unique, mask=rng.random(rows) < 0.02)},
-        {"name": "low_card_int", "type": "INT", "indexes": ["bloom-filter", "bitmap", "bsi"], "options": {"bloom-filter": bloom},
+        {"name": "low_card_int", "type": "INT", "indexes": ["bloom-filter", "bitmap", "bsi", "range-bitmap"], "options": {"bloom-filter": bloom},
          "values": pa.array(low.astype(np.int32), mask=rng.random(rows) < 0.05)},
-        {"name": "skewed_string", "type": "STRING", "indexes": ["bloom-filter", "bitmap"], "options": {"bloom-filter": bloom},
+        {"name": "skewed_string", "type": "STRING", "indexes": ["bloom-filter", "bitmap", "range-bitmap"], "options": {"bloom-filter": bloom},
          "values": pa.array(names[ranks], pa.string(), mask=rng.random(rows) < 0.02)},
     ]  # fmt: skip
 
@@ -106,8 +107,16 @@ def run(args) -> int:
                 query_py = best_time(query, args.rounds)
                 r = jvm_rows[(c["name"], index_type)]
                 same = ("scala=" + ("same" if r["bytes_equal"] else "DIFFERENT")) + " python=" + ("same" if payload == paimon_bytes else "DIFFERENT")
-                for what, ours_s, paimon_s, py_s in (("build", r["build_ours_s"], r["build_paimon_s"], build_py),
-                                                     ("query", r["query_ours_s"], r["query_paimon_s"], query_py)):  # fmt: skip
+                timings = [("build", r["build_ours_s"], r["build_paimon_s"], build_py), ("query", r["query_ours_s"], r["query_paimon_s"], query_py)]
+                if "range_ours_s" in r:
+
+                    def ranges() -> None:
+                        reader = INDEX_TYPES[index_type].read(payload, t)
+                        for v in literals:
+                            reader.query("less_or_equal", [v]).remain
+
+                    timings.append(("range", r["range_ours_s"], r["range_paimon_s"], best_time(ranges, args.rounds)))
+                for what, ours_s, paimon_s, py_s in timings:
                     print(f"{c['name']:<14} {index_type:<13} {what:<6} {paimon_s * 1e3:9.1f} {ours_s * 1e3:9.1f} {py_s * 1e3:9.1f} "
                           f"{_ratio(ours_s, paimon_s):>8} {_ratio(py_s, paimon_s):>9}  {same if what == 'build' else ''}")  # fmt: skip
     return 0

@@ -6,7 +6,7 @@ import java.nio.file.{Files, Path, Paths}
 
 import com.fasterxml.jackson.databind.ObjectMapper
 import io.indexbridge.paimon.KeyType
-import io.indexbridge.paimon.fileindex.{ContainerEntry, FileIndexContainer, Op}
+import io.indexbridge.paimon.fileindex.{ContainerEntry, FileIndexContainer, Op, RangeBitmapIndex}
 import org.apache.paimon.data.BinaryString
 import org.apache.paimon.fileindex.FileIndexer
 import org.apache.paimon.fs.ByteArraySeekableStream
@@ -14,8 +14,8 @@ import org.apache.paimon.options.Options
 import org.apache.paimon.predicate.FieldRef
 import org.apache.paimon.types.{DataType, DataTypes}
 
-/** The Scala half of `indexbridge bench fileindex`: building and querying bloom-filter, bitmap
-  * and BSI indexes with ours against Paimon 1.4.2's own writers and readers (`FileIndexer`), on
+/** The Scala half of `indexbridge bench fileindex`: building and querying bloom-filter, bitmap,
+  * BSI and range-bitmap indexes (range-bitmap also with `<=` queries) with ours against Paimon 1.4.2's own writers and readers (`FileIndexer`), on
   * the columns the Python half wrote, best of `rounds` each after as many warm-up runs. It also writes Paimon's payload of
   * every (column, index) next to the column, so that the Python half compares its bytes too.
   *
@@ -106,10 +106,21 @@ object FileIndexBench {
           val r = FileIndexContainer.reader(ContainerEntry(column.name, indexType, 0, ourBytes.length), t, ourBytes, "bench")
           column.literals.foreach(l => r.evaluate(Op.Equal, Seq(l)).remain)
         }
-        out.addObject().put("column", column.name).put("index_type", indexType).put("rows", column.ours.length)
+        val row = out.addObject().put("column", column.name).put("index_type", indexType).put("rows", column.ours.length)
           .put("build_ours_s", buildOurs).put("build_paimon_s", buildPaimon)
           .put("query_ours_s", queryOurs).put("query_paimon_s", queryPaimon).put("queries", column.literals.length)
           .put("bytes_equal", java.util.Arrays.equals(ourBytes, theirBytes))
+        if (indexType == RangeBitmapIndex.Identifier) {
+          val rangePaimon = best(rounds) {
+            val r = FileIndexer.create(indexType, dataType, paimonOptions).createReader(new ByteArraySeekableStream(theirBytes), 0, theirBytes.length)
+            column.paimonLiterals.foreach(l => r.visitLessOrEqual(ref, l).remain())
+          }
+          val rangeOurs = best(rounds) {
+            val r = FileIndexContainer.reader(ContainerEntry(column.name, indexType, 0, ourBytes.length), t, ourBytes, "bench")
+            column.literals.foreach(l => r.evaluate(Op.LessOrEqual, Seq(l)).remain)
+          }
+          row.put("range_ours_s", rangeOurs).put("range_paimon_s", rangePaimon)
+        }
       }
     }
     mapper.writeValueAsString(out)

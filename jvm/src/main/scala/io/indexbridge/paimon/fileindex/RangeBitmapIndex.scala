@@ -451,12 +451,16 @@ object RangeBitmapIndex {
       if (low == 0) -1
       else {
         val c = chunk(low - 1)
-        val keys = chunkKeys(low - 1)
+        // fixed keys are read in place (a chunk holds up to chunk-size / width of them), strings once per chunk
+        val strings = if (kind == Str) chunkKeys(low - 1) else null
+        val target = if (kind == Str) 0L else orderOf(kind, key.asInstanceOf[Long])
         var lo = 0
-        var hi = keys.length - 1
+        var hi = c.size - 1
         while (lo <= hi) {
           val mid = (lo + hi) >>> 1
-          val cmp = compareKeys(kind, keys(mid), key)
+          val cmp =
+            if (kind == Str) compareKeys(kind, strings(mid), key)
+            else java.lang.Long.compare(orderOf(kind, fixedKey(kind, bytes, c.areaStart + mid * kind.width)), target)
           if (cmp > 0) hi = mid - 1
           else if (cmp < 0) lo = mid + 1
           else return c.headCode + 1 + mid
