@@ -45,6 +45,7 @@ ARRAY_MAX_CARDINALITY = 4096
 BITMAP_CONTAINER_BYTES = 8192
 
 _U16_LE = struct.Struct("<H")
+_U32_LE = struct.Struct("<I")
 
 
 def serialize32(bm: BitMap) -> bytes:
@@ -186,11 +187,50 @@ def _read_header(reader: ByteReader) -> tuple[int, int, list[int], tuple[int, ..
 
 
 def read_roaring32(reader: ByteReader) -> BitMap:
-    """Read one portable roaring bitmap at ``reader.pos`` and consume exactly its bytes.
+    """Read one portable roaring bitmap at ``reader.pos`` and consume exactly its bytes."""
+    bitmap, reader.pos = read_roaring32_at(reader.data, reader.pos, reader.end, reader.source)
+    return bitmap
 
-    Plain ``struct`` and builtins rather than numpy: most bitmaps have a handful of containers,
-    where numpy's per-call overhead would cost ten times the deserialization itself.
+
+def read_roaring32_at(data: memoryview, start: int, end: int, source: str) -> tuple[BitMap, int]:
+    """The portable roaring bitmap at ``data[start:]`` (within ``end``) and the offset after it.
+
+    The common headers take a short path: without run containers, the container sizes follow from
+    the cardinalities, which also check the offsets; with fewer than 4 containers of which some
+    are runs (no offsets), pyroaring reads the bitmap straight from the buffer and its statistics
+    give the length. pyroaring (CRoaring's ``portable_deserialize_safe`` and its validation)
+    checks keys and containers. Anything else, and any bitmap pyroaring refuses, is re-read field
+    by field by :func:`_read_roaring32_checked`, which names the offset and what was expected.
     """
+    try:
+        (cookie,) = _U32_LE.unpack_from(data, start)
+        if cookie == SERIAL_COOKIE_NO_RUNCONTAINER:
+            (n,) = _U32_LE.unpack_from(data, start + 4)
+            header_end = start + 8 + 8 * n
+            if n > MAX_CONTAINERS or header_end > end:
+                raise ValueError
+            fields = struct.unpack_from(f"<{2 * n}H{n}I", data, start + 8)
+            sizes = [BITMAP_CONTAINER_BYTES if c >= ARRAY_MAX_CARDINALITY else 2 * c + 2 for c in fields[1 : 2 * n : 2]]
+            if fields[2 * n :] != tuple(accumulate(sizes, initial=8 + 8 * n))[:n]:
+                raise ValueError
+            stop = header_end + sum(sizes)
+            if stop > end:
+                raise ValueError
+            return BitMap.deserialize(data[start:stop]), stop
+        if cookie & 0xFFFF == SERIAL_COOKIE and (cookie >> 16) + 1 < NO_OFFSET_THRESHOLD:
+            bitmap = BitMap.deserialize(data[start:end])
+            stats = bitmap.get_statistics()
+            n = (cookie >> 16) + 1
+            if stats["n_containers"] == n:
+                body = stats["n_bytes_array_containers"] + stats["n_bytes_run_containers"] + stats["n_bytes_bitset_containers"]
+                return bitmap, start + 4 + (n + 7) // 8 + 4 * n + body
+    except (ValueError, IndexError, struct.error):  # pyroaring raises both for damaged bitmaps
+        pass
+    return _read_roaring32_checked(ByteReader(data, source, start, end))
+
+
+def _read_roaring32_checked(reader: ByteReader) -> tuple[BitMap, int]:
+    """:func:`read_roaring32_at`, field by field: every malformed header raises at its offset."""
     start = reader.pos
     cookie, n, runs, keys, cardinalities = _read_header(reader)
     offsets_pos = reader.pos
@@ -218,6 +258,6 @@ def read_roaring32(reader: ByteReader) -> BitMap:
             )
     reader.take(sum(sizes), "roaring containers")
     try:
-        return BitMap.deserialize(reader.data[start : reader.pos])
-    except ValueError as e:
+        return BitMap.deserialize(reader.data[start : reader.pos]), reader.pos
+    except (ValueError, IndexError) as e:
         raise reader.error(f"a valid roaring bitmap ({e})", start) from None

@@ -48,7 +48,6 @@ import operator
 import os
 import struct
 import uuid
-import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,10 +56,10 @@ import numpy as np
 import pyarrow as pa
 from pyroaring import BitMap
 
-from indexbridge.bytes import ByteReader
+from indexbridge.bytes import ByteReader, crc32
 from indexbridge.errors import IndexFormatError
 from indexbridge.paimon.javaorder import hashmap_put_order, java_string_compare, java_string_hash
-from indexbridge.roaring import read_roaring32, serialize32, uint32_array
+from indexbridge.roaring import read_roaring32, read_roaring32_at, serialize32, uint32_array
 from indexbridge.storage import write_atomically
 
 BITMAP32_MAGIC = 1581511376  # BitmapDeletionVector.MAGIC_NUMBER, written big-endian
@@ -228,7 +227,7 @@ class DeletionVector:
         parts = self._data_parts()
         crc = 0
         for part in parts:
-            crc = zlib.crc32(part, crc)
+            crc = crc32(part, crc)
         return b"".join([_I32_BE.pack(sum(map(len, parts))), *parts, _U32_BE.pack(crc)])
 
     def index_meta_length(self) -> int:
@@ -270,21 +269,28 @@ def _index_meta_length(bitmap64: bool, frame_length: int) -> int:
 
 
 def _read_frame(reader: ByteReader, expected_length: int | None, verify_crc: bool) -> DeletionVector:
-    frame_start = reader.pos
-    size = reader.i32_be("DV size field")
+    """The DV frame at ``reader.pos`` (§2.3); ``reader`` then stands after its CRC. Fields are
+    read with ``struct`` directly: a DV is a few bytes of framing around one bitmap, and
+    deserializing many small DVs is dominated by per-field overhead."""
+    data, frame_start, end = reader.data, reader.pos, reader.end
+    if end - frame_start < 4:
+        raise reader.error(f"4 bytes of DV size field, found {end - frame_start}")
+    (size,) = _I32_BE.unpack_from(data, frame_start)
     if size < len(_MAGIC32_BYTES):
         raise reader.error(f"a DV size field of at least 4 (magic + bitmap), found {size}", frame_start)
-    data = reader.sub_reader(size, "DV data (magic + bitmap)")
-    crc_pos = reader.pos
-    stored_crc = reader.u32_be("DV CRC-32")
-    magic = bytes(data.take(4, "DV magic"))
+    data_end = frame_start + 4 + size
+    if data_end > end:
+        raise reader.error(f"{size} bytes of DV data (magic + bitmap), found {end - frame_start - 4}", frame_start + 4)
+    if data_end + 4 > end:
+        raise reader.error(f"4 bytes of DV CRC-32, found {end - data_end}", data_end)
+    magic = data[frame_start + 4 : frame_start + 8]
     if magic == _MAGIC32_BYTES:
         dv = DeletionVector(bitmap64=False)
     elif magic == _MAGIC64_BYTES:
         dv = DeletionVector(bitmap64=True)
     else:
         raise reader.error(
-            f"DV magic {_MAGIC32_BYTES.hex()} (32-bit) or {_MAGIC64_BYTES.hex()} (64-bit), found {magic.hex()}",
+            f"DV magic {_MAGIC32_BYTES.hex()} (32-bit) or {_MAGIC64_BYTES.hex()} (64-bit), found {bytes(magic).hex()}",
             frame_start + 4,
         )
     length = _index_meta_length(dv.bitmap64, size + 8)
@@ -293,15 +299,20 @@ def _read_frame(reader: ByteReader, expected_length: int | None, verify_crc: boo
             f"a DV of length {expected_length} as recorded in the index manifest, found {length}", frame_start
         )
     if verify_crc:
-        actual_crc = zlib.crc32(data.data[frame_start + 4 : data.end])
+        (stored_crc,) = _U32_BE.unpack_from(data, data_end)
+        actual_crc = crc32(data[frame_start + 4 : data_end])
         if actual_crc != stored_crc:
-            raise reader.error(f"DV CRC-32 {actual_crc:#010x} of the DV data, found {stored_crc:#010x}", crc_pos)
+            raise reader.error(f"DV CRC-32 {actual_crc:#010x} of the DV data, found {stored_crc:#010x}", data_end)
     if dv.bitmap64:
-        dv._bitmaps = _read_bitmap64(data)
+        bitmap = ByteReader(data, reader.source, frame_start + 8, data_end)
+        dv._bitmaps = _read_bitmap64(bitmap)
+        stop = bitmap.pos
     else:
-        dv._bitmaps = {0: read_roaring32(data)}
-    if data.remaining:
-        raise data.error(f"the DV data to end after the bitmap, found {data.remaining} more bytes")
+        bitmap32, stop = read_roaring32_at(data, frame_start + 8, data_end, reader.source)
+        dv._bitmaps = {0: bitmap32}
+    if stop != data_end:
+        raise IndexFormatError(reader.source, stop, f"the DV data to end after the bitmap, found {data_end - stop} more bytes")
+    reader.pos = data_end + 4
     return dv
 
 

@@ -24,12 +24,11 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-import zlib
 from collections.abc import Iterator, Sequence
 from itertools import chain
 from dataclasses import dataclass
 
-from indexbridge.bytes import ByteReader, put_uvarint
+from indexbridge.bytes import ByteReader, crc32, put_uvarint
 from indexbridge.errors import IndexFormatError
 from indexbridge.zap import docvalues, stored
 from indexbridge.zap.analysis import ID_FIELD_NAME, Document, gc_paused
@@ -72,7 +71,7 @@ def write_tail(out: bytearray, field_names: list[str], dict_offsets: list[int], 
     for offset in record_offsets:
         out += offset.to_bytes(8, "big")
     out += _FOOTER.pack(num_docs, stored_index_offset, fields_index_offset, doc_value_offset, chunk_factor, VERSION, 0)[:-4]
-    out += zlib.crc32(out).to_bytes(4, "big")
+    out += crc32(out).to_bytes(4, "big")
     return bytes(out)
 
 
@@ -239,9 +238,9 @@ class Segment:
         self.footer = footer
         if footer.version != VERSION:
             raise IndexFormatError(source, size - 8, f"zap version {VERSION}, found {footer.version}")
-        self.crc_ok = zlib.crc32(self.data[: size - 4]) == footer.crc
+        self.crc_ok = crc32(self.data[: size - 4]) == footer.crc
         if verify_crc and not self.crc_ok:
-            raise IndexFormatError(source, size - 4, f"CRC-32 {zlib.crc32(self.data[: size - 4]):#010x} of the segment, found {footer.crc:#010x}")
+            raise IndexFormatError(source, size - 4, f"CRC-32 {crc32(self.data[: size - 4]):#010x} of the segment, found {footer.crc:#010x}")
         if footer.chunk_factor == 0:
             raise IndexFormatError(source, size - 12, "a positive chunk factor, found 0")
         body_end = size - FOOTER_SIZE
