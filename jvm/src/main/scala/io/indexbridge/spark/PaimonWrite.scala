@@ -10,9 +10,10 @@ import com.fasterxml.jackson.databind.ObjectMapper
 import io.indexbridge.IndexFormatException
 import io.indexbridge.paimon.fileindex.FileIndexContainer
 import io.indexbridge.paimon.table._
-import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.indexbridge.{PaimonDataFiles, SparkFileIndexTypes}
-import org.apache.spark.sql.types.{StructField, StructType}
+import org.apache.spark.sql.{Column, DataFrame, SparkSession}
+import org.apache.spark.sql.functions.{col, count, lit}
+import org.apache.spark.sql.indexbridge.{DeletionVectorRef, FileIndexConditions, PaimonDataFiles, PaimonRowLive, PaimonWriteExpressions, SparkFileIndexTypes}
+import org.apache.spark.sql.types.{StructField, StructType, TimestampNTZType}
 
 /** What a write job did: the snapshot it committed (None when there was nothing to commit), its
   * kind, and counts (files, rows, ...). */
@@ -41,6 +42,12 @@ object WriteSummary {
   * rewriteFileIndexes   file indexes of the snapshot's data files rebuilt from the table's
   *                      file-index.* options (+ overrides), embedded or in .index files, one
   *                      COMPACT commit (Paimon's rewrite_file_index)        [[FileIndexRewrite]]
+  * delete               rows of an append table with deletion vectors where a condition holds:
+  *                      candidate files planned with the condition (partition, stats, embedded
+  *                      indexes), their live rows read in tasks by Spark's Parquet reader with
+  *                      _metadata.row_index, the condition applied exactly, positions aggregated
+  *                      into a vector per data file, merged with the old ones and written into
+  *                      deletion files per group in tasks, one OVERWRITE commit [[DeletionVectorWrite]]
   * }}}
   *
   * Tasks write their files under names fixed by the plan (a retried or speculative task writes
@@ -120,6 +127,130 @@ object PaimonWrite {
     (task.entry, meta, indexBytes.map(_ => task.newIndexPath))
   }
 
+
+  // ------------------------------------------------------------------------------------------
+  // Job 2: delete rows by condition (append tables with deletion vectors)
+
+  /** Deletes the rows where `where` (Spark SQL) holds from an append table with
+    * `deletion-vectors.enabled` (see [[DeletionVectorWrite]]): one OVERWRITE commit. */
+  def delete(spark: SparkSession, path: String, where: String): WriteSummary = delete(spark, path, Left(where))
+
+  def delete(spark: SparkSession, path: String, where: Column): WriteSummary = delete(spark, path, Right(where))
+
+  def delete(spark: SparkSession, path: String, where: Either[String, Column], hooks: CommitHooks = CommitHooks.None): WriteSummary = {
+    val table = FileStoreTable.open(path)
+    val schemaFile = table.schemas.directory.resolve(s"schema-${table.schema.id}").toString
+    if (table.primaryKeyTable)
+      throw new IndexFormatException(schemaFile, 0, "an append table (deleting from a primary-key table writes retract rows, which this job does not)")
+    if (!table.options.deletionVectorsEnabled)
+      throw new IndexFormatException(schemaFile, 0, "deletion-vectors.enabled = true (deleting by deletion vectors needs it)")
+    val snapshot = table.snapshot.getOrElse(return WriteSummary(path, None, None, Seq("deleted_rows" -> 0L)))
+    val fullSchema = sparkSchema(table.schema)
+    val analysed = where.fold(FileIndexConditions.analyze(spark, fullSchema, _), FileIndexConditions.analyze(spark, fullSchema, _))
+    val referenced = table.schema.fields.filter(f => analysed.references.exists(_.name == f.name))
+    for (f <- referenced; why <- Paimon.sparkType(f.dataType).left.toOption)
+      throw new IndexFormatException(schemaFile, 0, s"a condition on columns Spark can hold exactly: '${f.name}' is $why")
+    val predicate = Predicates.paimonShape(where match {
+      case Left(text) => try table.predicate(text) catch { case _: IndexFormatException => FileIndexConditions.translate(analysed) }
+      case Right(_)   => FileIndexConditions.translate(analysed)
+    }, table.columnTypes)
+    val candidates = table.plan(Some(predicate)).files
+    candidates.find(!_.name.endsWith(".parquet")).foreach { f =>
+      throw new IndexFormatException(f.path.toString, 0, "a Parquet data file (deletes read Parquet files only)")
+    }
+    if (candidates.isEmpty) return WriteSummary(path, None, None, Seq("data_files" -> 0L, "deleted_rows" -> 0L))
+    val columns = if (referenced.nonEmpty) referenced else table.schema.fields.take(1)
+    val rows = candidates.groupBy(_.meta.schemaId).toSeq.sortBy(_._1).map { case (id, files) => scan(spark, table, files, id, columns) }
+      .reduce(_ unionByName _)
+    val matching = where.fold(rows.where(_), rows.where(_)).select(col("_ib_file"), col("_ib_pos"))
+    val bitmap64 = table.schema.options.get("deletion-vectors.bitmap64").exists(_.trim.equalsIgnoreCase("true"))
+    val vectors = matching.groupBy(col("_ib_file")).agg(PaimonWriteExpressions.dvAgg(col("_ib_pos"), bitmap64).as("dv"), count(lit(1)).as("n"))
+
+    // the deletion-file groups: a partition (unaware bucket) or a (partition, bucket)
+    val unaware = table.options.bucket == -1
+    val live = TableCommit.liveEntries(table.path, snapshot).map(e => e.file.fileName -> e).toMap
+    val existing = TableCommit.indexEntries(table.path, Some(snapshot)).filter(_.indexType == io.indexbridge.paimon.DeletionFile.IndexType)
+    val commitId = UUID.randomUUID().toString
+    val groupKeys = candidates.map(f => live(f.name)).map(e => (java.nio.ByteBuffer.wrap(e.partition), if (unaware) 0 else e.bucket)).distinct
+    val targetSize = table.schema.options.get("deletion-vector.index-file.target-size").fold(2L << 20)(io.indexbridge.paimon.fileindex.BitmapIndex.memorySize)
+    val groups = groupKeys.zipWithIndex.map { case ((partition, bucket), i) =>
+      val values = table.partition(partition.array(), "index manifest")
+      val inGroup = existing.filter(e => java.nio.ByteBuffer.wrap(e.partition) == partition && e.bucket == bucket)
+      val dir = if (table.options.indexFileInDataFileDir) table.paths.bucketPath(values, bucket) else table.path.resolve("index")
+      DeletionVectorWrite.Group(partition.array(), bucket, unaware, inGroup.map(e => e -> table.paths.indexFile(values, bucket, e).toString),
+        dir.toString, UUID.nameUUIDFromBytes(s"$commitId/$i".getBytes(java.nio.charset.StandardCharsets.UTF_8)).toString, targetSize, bitmap64)
+    }
+    val groupOf = candidates.map(f => live(f.name)).map(e => e.file.fileName -> groupKeys.indexOf((java.nio.ByteBuffer.wrap(e.partition), if (unaware) 0 else e.bucket))).toMap
+    val groupDirs = groups.map(g => (Paths.get(g.directory), s"index-${g.uuid}-"))
+    try {
+      val results = vectors.rdd.map(r => groupOf(r.getString(0)) -> ((r.getString(0), r.getAs[Array[Byte]](1), r.getLong(2))))
+        .groupByKey(math.max(1, math.min(groups.size, spark.sparkContext.defaultParallelism * 2)))
+        .map { case (g, items) =>
+          val sorted = items.toSeq.sortBy(_._1)
+          val (entries, written) = DeletionVectorWrite.write(groups(g),
+            sorted.map { case (f, dv, _) => f -> io.indexbridge.paimon.DeletionVector.deserialize(dv, s"<new deletion vector of $f>", verifyCrc = false) })
+          PaimonDataFiles.maybeFail("delete")
+          (entries, written, sorted.size.toLong, sorted.map(_._3).sum)
+        }.collect().toSeq
+      if (results.isEmpty) return WriteSummary(path, None, None, Seq("data_files" -> 0L, "deleted_rows" -> 0L))
+      val entries = results.flatMap(_._1)
+      val changes = CommitChanges(CommitKind.Overwrite, Nil, entries, results.flatMap(_._2).map(Paths.get(_)))
+      val committed = new TableCommit(table.path, hooks = hooks).commit(Some(snapshot), changes)
+      WriteSummary(path, Some(committed.snapshotId), Some(CommitKind.Overwrite), Seq(
+        "data_files" -> results.map(_._3).sum,
+        "deleted_rows" -> results.map(_._4).sum,
+        "deletion_files_added" -> entries.count(_.kind == Manifest.Add).toLong,
+        "deletion_files_removed" -> entries.count(_.kind == Manifest.Delete).toLong,
+        "attempts" -> committed.attempts.toLong))
+    } catch {
+      case NonFatal(e) =>
+        removeByPrefix(table.path, groupDirs)
+        throw e
+    }
+  }
+
+  /** The Spark schema of a table's columns (those Spark cannot hold as TIMESTAMP_NTZ placeholders). */
+  private def sparkSchema(schema: TableSchema): StructType =
+    StructType(schema.fields.map(f => StructField(f.name, Paimon.sparkType(f.dataType).getOrElse(TimestampNTZType), f.dataType.nullable)))
+
+  /** The live rows of data files of one schema as the table's `columns`, with `_ib_file` (the data
+    * file's name) and `_ib_pos` (the row's position in it). */
+  private def scan(spark: SparkSession, table: FileStoreTable, files: Seq[DataFileEntry], schemaId: Long,
+      columns: Seq[io.indexbridge.paimon.table.DataField]): DataFrame = {
+    val fileSchema = table.schemas.schema(schemaId)
+    val byId = fileSchema.fields.map(f => f.id -> f).toMap
+    val physical = columns.flatMap(f => byId.get(f.id)).distinct
+    val physicalOrAny = if (physical.nonEmpty) physical else fileSchema.fields.take(1)
+    val readSchema = StructType(physicalOrAny.map(f => StructField(f.name, Paimon.sparkType(f.dataType).getOrElse(TimestampNTZType))))
+    val data = spark.read.schema(readSchema).parquet(files.map(_.path.toString): _*)
+    val dvs = files.flatMap(f => f.deletionFile.map(d => f.name -> DeletionVectorRef(d.path.toString, d.offset, d.length, d.cardinality, f.meta.rowCount))).toMap
+    val live = if (dvs.isEmpty) data else data.where(PaimonRowLive.column(col("_metadata.file_name"), col("_metadata.row_index"), dvs))
+    val projected = columns.map { f =>
+      val target = Paimon.sparkType(f.dataType).getOrElse(TimestampNTZType)
+      byId.get(f.id) match {
+        case Some(ff) if ff.dataType == f.dataType => col(quote(ff.name)).as(f.name)
+        case Some(ff)                              => col(quote(ff.name)).cast(target).as(f.name)
+        case None                                  => lit(null).cast(target).as(f.name)
+      }
+    }
+    live.select(projected :+ col("_metadata.file_name").as("_ib_file") :+ col("_metadata.row_index").as("_ib_pos"): _*)
+  }
+
+  private def quote(name: String): String = "`" + name.replace("`", "``") + "`"
+
+  /** Removes, in each (directory, prefix), the files whose names start with the prefix and that the
+    * latest snapshot does not reference (a failed job's output, whatever tasks got to write). */
+  private def removeByPrefix(tablePath: Path, dirs: Seq[(Path, String)]): Unit = {
+    val found = dirs.flatMap { case (dir, prefix) =>
+      if (!Files.isDirectory(dir)) Nil
+      else {
+        val stream = Files.list(dir)
+        try stream.iterator.asScala.filter(_.getFileName.toString.startsWith(prefix)).toList finally stream.close()
+      }
+    }
+    TableCommit.removeUnreferenced(tablePath, found)
+  }
+
   // ------------------------------------------------------------------------------------------
   // Shared
 
@@ -136,6 +267,12 @@ object PaimonWrite {
 
   // ------------------------------------------------------------------------------------------
   // py4j entry points (options as two lists, null for what is not given; results as JSON)
+
+  def deleteForPython(spark: SparkSession, path: String, where: AnyRef): String = (where match {
+    case s: String => delete(spark, path, s)
+    case c: Column => delete(spark, path, c)
+    case other     => throw new IllegalArgumentException(s"where must be a String or a Column, got ${if (other == null) "null" else other.getClass.getName}")
+  }).toJson
 
   def rewriteFileIndexesForPython(spark: SparkSession, path: String, optionKeys: java.util.List[String],
       optionValues: java.util.List[String], partitions: String, onlyMissing: Boolean): String =

@@ -89,9 +89,7 @@ object FileIndexRewrite {
       .getOrElse(FileIndexContainer.DefaultInManifestThreshold)
     val indexOptions = options.filter(_._1.startsWith(Prefix))
     val manifestDir = table.path.resolve("manifest")
-    val lists = Seq(snapshot.baseManifestList, snapshot.deltaManifestList).flatMap(n => Manifest.readManifestList(manifestDir.resolve(n)))
-    val live = Manifest.mergeEntries(lists.flatMap(m => Manifest.readManifest(manifestDir.resolve(m.fileName))),
-      manifestDir.resolve(snapshot.deltaManifestList).toString)
+    val live = TableCommit.liveEntries(table.path, snapshot)
     val perSchema = mutable.HashMap.empty[Long, (Seq[(String, String)], Seq[IndexField], Seq[(String, DataType)], Set[String])]
     live.flatMap { e =>
       val partition = table.partition(e.partition, manifestDir.resolve(snapshot.deltaManifestList).toString)

@@ -151,17 +151,20 @@ final class TableCommit(val tablePath: Path, val commitUser: String = UUID.rando
 
   private def conflict(base: Option[Snapshot], latest: Option[Snapshot], changes: CommitChanges, schema: TableSchema): Option[String] = {
     val now = latest.getOrElse(return Some("the table's snapshots were removed"))
-    val live = Manifest.mergeEntries(
-      Seq(now.baseManifestList, now.deltaManifestList).flatMap(n => Manifest.readManifestList(manifest(n)))
-        .flatMap(m => Manifest.readManifest(manifest(m.fileName))), manifest(now.deltaManifestList).toString)
+    val live = TableCommit.liveEntries(tablePath, now)
     val liveIds = live.map(_.identifier).toSet
     def describe(e: ManifestEntry) = s"data file ${e.file.fileName} (bucket ${e.bucket}, level ${e.file.level})"
     val gone = changes.files.filter(_.kind == Manifest.Delete).filterNot(e => liveIds.contains(e.identifier))
     if (gone.nonEmpty)
       return Some(s"${describe(gone.head)}${if (gone.size > 1) s" and ${gone.size - 1} more" else ""} " +
         s"was rewritten or removed by snapshot ${now.id} (${now.commitKind} by ${now.commitUser})")
-    def index(s: Option[Snapshot]) = s.flatMap(_.indexManifest).fold(Seq.empty[IndexManifestEntry])(n => Manifest.readIndexManifest(manifest(n)))
-    val (before, after) = (index(base), index(latest))
+    val (before, after) = (TableCommit.indexEntries(tablePath, base), TableCommit.indexEntries(tablePath, latest))
+    // a new deletion vector needs its data file live (ConflictDetection.buildDeltaEntriesWithDV)
+    val liveNames = live.map(_.file.fileName).toSet
+    changes.indexFiles.filter(e => e.kind == Manifest.Add && e.indexType == DeletionFileCodec.IndexType)
+      .flatMap(_.dvRanges.getOrElse(Nil)).find(r => !liveNames.contains(r.dataFile)).foreach { r =>
+        return Some(s"data file ${r.dataFile}, which this commit gives a deletion vector, was rewritten or removed by snapshot ${now.id}")
+      }
     val afterNames = after.map(_.fileName).toSet
     changes.indexFiles.filter(_.kind == Manifest.Delete).find(e => !afterNames.contains(e.fileName)).foreach { e =>
       return Some(s"${e.indexType} index file ${e.fileName} (bucket ${e.bucket}) was replaced by snapshot ${now.id}")
@@ -255,14 +258,22 @@ final class TableCommit(val tablePath: Path, val commitUser: String = UUID.rando
 object TableCommit {
   private[table] val mapper = new ObjectMapper()
 
+  /** The live data file entries of a snapshot (base then delta manifests, merged). */
+  def liveEntries(tablePath: Path, snapshot: Snapshot): Seq[ManifestEntry] = {
+    val dir = tablePath.resolve("manifest")
+    Manifest.mergeEntries(Seq(snapshot.baseManifestList, snapshot.deltaManifestList).flatMap(n => Manifest.readManifestList(dir.resolve(n)))
+      .flatMap(m => Manifest.readManifest(dir.resolve(m.fileName))), dir.resolve(snapshot.deltaManifestList).toString)
+  }
+
+  /** The index manifest entries of a snapshot (none without an index manifest). */
+  def indexEntries(tablePath: Path, snapshot: Option[Snapshot]): Seq[IndexManifestEntry] =
+    snapshot.flatMap(_.indexManifest).fold(Seq.empty[IndexManifestEntry])(n => Manifest.readIndexManifest(tablePath.resolve("manifest").resolve(n)))
+
   /** The names of every data, extra and index file the table's latest snapshot references. */
   def referencedNames(tablePath: Path): Set[String] = {
-    val snapshot = new SnapshotManager(tablePath).latestSnapshot.getOrElse(return Set.empty)
-    val dir = tablePath.resolve("manifest")
-    val live = Seq(snapshot.baseManifestList, snapshot.deltaManifestList).flatMap(n => Manifest.readManifestList(dir.resolve(n)))
-      .flatMap(m => Manifest.readManifest(dir.resolve(m.fileName))).filter(_.kind == Manifest.Add)
-    val index = snapshot.indexManifest.fold(Seq.empty[IndexManifestEntry])(n => Manifest.readIndexManifest(dir.resolve(n)))
-    (live.flatMap(e => e.file.fileName +: e.file.extraFiles) ++ index.map(_.fileName)).toSet
+    val snapshot = new SnapshotManager(tablePath).latestSnapshot
+    val live = snapshot.fold(Seq.empty[ManifestEntry])(liveEntries(tablePath, _))
+    (live.flatMap(e => e.file.fileName +: e.file.extraFiles) ++ indexEntries(tablePath, snapshot).map(_.fileName)).toSet
   }
 
   /** Removes those of a failed job's `files` that the latest snapshot does not reference (a
