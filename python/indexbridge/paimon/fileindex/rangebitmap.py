@@ -334,16 +334,7 @@ class ChunkedDictionary:
         self.source = reader.source
         self.start = reader.pos
         self.end = reader.end
-        at = reader.pos
-        header_length = reader.i32_be("dictionary header_length")
-        if not 13 <= header_length <= reader.remaining:
-            raise reader.error(f"a dictionary header_length in 13..{reader.remaining}, found {header_length}", at)
-        header = reader.sub_reader(header_length, "dictionary header")
-        at = header.pos
-        version = _signed8(header.u8("dictionary version"))
-        if version > VERSION_1:
-            raise header.error(f"dictionary version <= {VERSION_1}, found {version}", at)
-        self.header_length, self.version = header_length, version
+        header, self.header_length, self.version = _framed_header(reader, 13, "dictionary")
         at = header.pos
         self.chunk_count = header.i32_be("dictionary chunk_count")
         self.offsets_length = header.i32_be("dictionary offsets_length")
@@ -482,6 +473,21 @@ def _signed8(b: int) -> int:
     return b - 256 if b >= 128 else b
 
 
+def _framed_header(reader: ByteReader, minimum: int, what: str) -> tuple[ByteReader, int, int]:
+    """``i32 header_length``, then that many header bytes starting with the (signed) version byte,
+    which must be <= 1: a reader over the rest of the header, its length and the version."""
+    at = reader.pos
+    header_length = reader.i32_be(f"{what} header_length")
+    if not minimum <= header_length <= reader.remaining:
+        raise reader.error(f"a {what} header_length in {minimum}..{reader.remaining}, found {header_length}", at)
+    header = reader.sub_reader(header_length, f"{what} header")
+    at = header.pos
+    version = _signed8(header.u8(f"{what} version"))
+    if version > VERSION_1:
+        raise header.error(f"{what} version <= {VERSION_1}, found {version}", at)
+    return header, header_length, version
+
+
 # ---------------------------------------------------------------------------------------------
 # Bit-sliced index of the codes
 
@@ -519,16 +525,7 @@ class BitSliceIndexBitmap:
         self.source = reader.source
         self.data = reader.data
         self.row_count = row_count
-        at = reader.pos
-        header_length = reader.i32_be("bsi header_length")
-        if not 10 <= header_length <= reader.remaining:
-            raise reader.error(f"a bsi header_length in 10..{reader.remaining}, found {header_length}", at)
-        header = reader.sub_reader(header_length, "bsi header")
-        at = header.pos
-        version = _signed8(header.u8("bsi version"))
-        if version > VERSION_1:
-            raise header.error(f"bsi version <= {VERSION_1}, found {version}", at)
-        self.header_length, self.version = header_length, version
+        header, self.header_length, self.version = _framed_header(reader, 10, "bsi")
         at = header.pos
         self.count = _signed8(header.u8("bsi slice count"))
         if not 1 <= self.count <= 64:
@@ -584,10 +581,12 @@ class BitSliceIndexBitmap:
         return sum(1 << i for i in range(self.count) if row in self.slice(i))
 
     def eq(self, code: int) -> BitMap:
-        state = BitMap(self.ebm)
-        if not state:
-            return state
-        for i in range(self.count):
+        if not self.ebm:
+            return BitMap()
+        state = self.ebm & self.slice(0) if code & 1 else self.ebm - self.slice(0)  # an empty state stays empty
+        for i in range(1, self.count):
+            if not state:
+                break
             if code >> i & 1:
                 state &= self.slice(i)
             else:
@@ -708,15 +707,7 @@ class RangeBitmapIndex(IndexReader):
         bitmaps are read when a query first needs them."""
         kind = key_kind(data_type)
         reader = ByteReader(data, source)
-        at = reader.pos
-        header_length = reader.i32_be("range-bitmap header_length")
-        if not 9 <= header_length <= reader.remaining:
-            raise reader.error(f"a header_length in 9..{reader.remaining}, found {header_length}", at)
-        header = reader.sub_reader(header_length, "range-bitmap header")
-        at = header.pos
-        version = _signed8(header.u8("range-bitmap version"))
-        if version > VERSION_1:
-            raise header.error(f"range-bitmap version <= {VERSION_1}, found {version}", at)
+        header, header_length, version = _framed_header(reader, 9, "range-bitmap")
         at = header.pos
         row_count = header.i32_be("row_count")
         cardinality = header.i32_be("cardinality")
@@ -767,7 +758,8 @@ class RangeBitmapIndex(IndexReader):
         return rows & found if found is not None else rows
 
     def _not(self, rows: BitMap) -> BitMap:
-        return rows.flip(0, self.row_count) & self.bsi.ebm
+        """The non-null rows not in ``rows`` (Paimon: flip within the row count, then AND the ebm)."""
+        return self.bsi.ebm - rows
 
     def eq(self, key: object) -> BitMap:
         if self.cardinality <= 0:

@@ -98,28 +98,23 @@ object FileIndexBench {
           ourBytes = w.serialize()
         }
         Files.write(dir.resolve(s"${column.name}.$indexType.paimon"), theirBytes)
-        val queryPaimon = best(rounds) {
+        // open the payload, then ask every literal (Paimon: `visit`, ours: `op`)
+        def paimonQueries(visit: (org.apache.paimon.fileindex.FileIndexReader, AnyRef) => org.apache.paimon.fileindex.FileIndexResult) = best(rounds) {
           val r = FileIndexer.create(indexType, dataType, paimonOptions).createReader(new ByteArraySeekableStream(theirBytes), 0, theirBytes.length)
-          column.paimonLiterals.foreach(l => r.visitEqual(ref, l).remain())
+          column.paimonLiterals.foreach(l => visit(r, l).remain())
         }
-        val queryOurs = best(rounds) {
+        def ourQueries(op: Op) = best(rounds) {
           val r = FileIndexContainer.reader(ContainerEntry(column.name, indexType, 0, ourBytes.length), t, ourBytes, "bench")
-          column.literals.foreach(l => r.evaluate(Op.Equal, Seq(l)).remain)
+          column.literals.foreach(l => r.evaluate(op, Seq(l)).remain)
         }
+        val queryPaimon = paimonQueries(_.visitEqual(ref, _))
+        val queryOurs = ourQueries(Op.Equal)
         val row = out.addObject().put("column", column.name).put("index_type", indexType).put("rows", column.ours.length)
           .put("build_ours_s", buildOurs).put("build_paimon_s", buildPaimon)
           .put("query_ours_s", queryOurs).put("query_paimon_s", queryPaimon).put("queries", column.literals.length)
           .put("bytes_equal", java.util.Arrays.equals(ourBytes, theirBytes))
         if (indexType == RangeBitmapIndex.Identifier) {
-          val rangePaimon = best(rounds) {
-            val r = FileIndexer.create(indexType, dataType, paimonOptions).createReader(new ByteArraySeekableStream(theirBytes), 0, theirBytes.length)
-            column.paimonLiterals.foreach(l => r.visitLessOrEqual(ref, l).remain())
-          }
-          val rangeOurs = best(rounds) {
-            val r = FileIndexContainer.reader(ContainerEntry(column.name, indexType, 0, ourBytes.length), t, ourBytes, "bench")
-            column.literals.foreach(l => r.evaluate(Op.LessOrEqual, Seq(l)).remain)
-          }
-          row.put("range_ours_s", rangeOurs).put("range_paimon_s", rangePaimon)
+          row.put("range_ours_s", ourQueries(Op.LessOrEqual)).put("range_paimon_s", paimonQueries(_.visitLessOrEqual(ref, _)))
         }
       }
     }

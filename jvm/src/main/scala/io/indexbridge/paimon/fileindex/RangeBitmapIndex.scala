@@ -357,6 +357,18 @@ object RangeBitmapIndex {
 
   // -- reader -----------------------------------------------------------------------------------
 
+  /** `i32 header_length`, then that many header bytes starting with the (signed) version byte,
+    * which must be <= 1: a reader over the rest of the header, its length and the version. */
+  private def framedHeader(in: ByteReader, minimum: Int, what: String): (ByteReader, Int, Int) = {
+    val at = in.pos
+    val length = in.i32BE(s"$what header_length")
+    if (length < minimum || length > in.remaining) in.fail(s"a $what header_length in $minimum..${in.remaining}, found $length", at.toLong)
+    val header = in.sub(length, s"$what header")
+    val version = header.u8(s"$what version").toByte
+    if (version > Version) header.fail(s"$what version <= $Version, found $version", header.pos - 1L)
+    (header, length, version.toInt)
+  }
+
   /** One chunk header (offsets absolute; `fixedLength` -1 for strings, `offsetsLength` -1 for fixed keys). */
   final case class Chunk(chunkOffset: Int, version: Int, head: Any, headCode: Int, keysOffset: Int, size: Int,
                          keysLength: Int, fixedLength: Int, offsetsLength: Int, areaStart: Int)
@@ -364,11 +376,9 @@ object RangeBitmapIndex {
   /** A dictionary in `bytes(start until end)`; chunk headers are parsed and checked when needed. */
   final class Dictionary private[RangeBitmapIndex] (bytes: Array[Byte], source: String, start: Int, end: Int, val kind: KeyKind) {
     private val in = new ByteReader(bytes, source, start, end)
-    val headerLength: Int = in.i32BE("dictionary header_length")
-    if (headerLength < 13 || headerLength > in.remaining) in.fail(s"a dictionary header_length in 13..${in.remaining}, found $headerLength", start.toLong)
-    private val header = in.sub(headerLength, "dictionary header")
-    val version: Int = header.u8("dictionary version").toByte
-    if (version > Version) header.fail(s"dictionary version <= $Version, found $version", header.pos - 1L)
+    private val (header, headerLength0, version0) = framedHeader(in, 13, "dictionary")
+    val headerLength: Int = headerLength0
+    val version: Int = version0
     val chunkCount: Int = header.i32BE("dictionary chunk_count")
     val offsetsLength: Int = header.i32BE("dictionary offsets_length")
     val chunksLength: Int = header.i32BE("dictionary chunks_length")
@@ -492,11 +502,9 @@ object RangeBitmapIndex {
   /** A BSI in `bytes(start until end)`: header checked on open, bitmaps read when first needed. */
   final class BitSlices private[RangeBitmapIndex] (bytes: Array[Byte], source: String, val start: Int, val end: Int, rowCount: Int) {
     private val in = new ByteReader(bytes, source, start, end)
-    val headerLength: Int = in.i32BE("bsi header_length")
-    if (headerLength < 10 || headerLength > in.remaining) in.fail(s"a bsi header_length in 10..${in.remaining}, found $headerLength", start.toLong)
-    private val header = in.sub(headerLength, "bsi header")
-    val version: Int = header.u8("bsi version").toByte
-    if (version > Version) header.fail(s"bsi version <= $Version, found $version", header.pos - 1L)
+    private val (header, headerLength0, version0) = framedHeader(in, 10, "bsi")
+    val headerLength: Int = headerLength0
+    val version: Int = version0
     val count: Int = header.u8("bsi slice count").toByte
     if (count < 1 || count > 64) header.fail(s"a bsi slice count in 1..64, found $count", header.pos - 1L)
     val ebmLength: Int = header.i32BE("bsi ebm_length")
@@ -541,11 +549,18 @@ object RangeBitmapIndex {
     def codeOf(row: Int): Option[Int] =
       if (!ebm.contains(row)) None else Some((0 until count).foldLeft(0)((c, i) => if (slice(i).contains(row)) c | (1 << i) else c))
 
-    def eq(code: Int): RoaringBitmap = {
-      val state = ebm.clone()
-      if (!state.isEmpty) for (i <- 0 until count) if (((code >> i) & 1) == 1) state.and(slice(i)) else state.andNot(slice(i))
-      state
-    }
+    def eq(code: Int): RoaringBitmap =
+      if (ebm.isEmpty) new RoaringBitmap
+      else {
+        // the first step from the ebm itself (no copy of it); an empty state stays empty
+        val state = if ((code & 1) == 1) RoaringBitmap.and(ebm, slice(0)) else RoaringBitmap.andNot(ebm, slice(0))
+        var i = 1
+        while (i < count && !state.isEmpty) {
+          if (((code >> i) & 1) == 1) state.and(slice(i)) else state.andNot(slice(i))
+          i += 1
+        }
+        state
+      }
 
     def gt(code: Int): RoaringBitmap =
       if (code < 0) ebm.clone()
@@ -598,11 +613,7 @@ object RangeBitmapIndex {
     val kind = keyKind(t)
     val end = if (length < 0) bytes.length else offset + length
     val in = new ByteReader(bytes, source, offset, end)
-    val headerLength = in.i32BE("range-bitmap header_length")
-    if (headerLength < 9 || headerLength > in.remaining) in.fail(s"a header_length in 9..${in.remaining}, found $headerLength", offset.toLong)
-    val header = in.sub(headerLength, "range-bitmap header")
-    val version = header.u8("range-bitmap version").toByte
-    if (version > Version) header.fail(s"range-bitmap version <= $Version, found $version", header.pos - 1L)
+    val (header, headerLength, version) = framedHeader(in, 9, "range-bitmap")
     val rowCount = header.i32BE("row_count")
     val cardinality = header.i32BE("cardinality")
     if (rowCount < 0 || cardinality < 0 || cardinality > rowCount)
@@ -658,11 +669,8 @@ object RangeBitmapIndex {
     /** Paimon's answer without non-null values: `{0, row_count - 1}`. */
     private def twoRows: RoaringBitmap = if (rowCount > 0) RoaringBitmap.bitmapOf(0, rowCount - 1) else new RoaringBitmap
 
-    private def not(rows: RoaringBitmap): RoaringBitmap = {
-      rows.flip(0L, rowCount.toLong)
-      rows.and(bsi.ebm)
-      rows
-    }
+    /** The non-null rows not in `rows` (Paimon: flip within the row count, then AND the ebm). */
+    private def not(rows: RoaringBitmap): RoaringBitmap = RoaringBitmap.andNot(bsi.ebm, rows)
 
     def eq(key: Any): RoaringBitmap =
       if (cardinality <= 0) new RoaringBitmap
