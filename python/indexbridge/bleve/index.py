@@ -328,15 +328,7 @@ class BleveIndex:
         return epoch, internal, entries
 
     def _open(self, entry: SegmentEntry, verify_crc: bool) -> None:
-        path = entry.path
-        if not path.is_file():
-            raise IndexFormatError(str(path), 0, f"segment {entry.id} of snapshot {self.epoch} in {self.root_bolt}: the file is missing")
-        version = zap_version(path)
-        if version is not None and version != SEGMENT_VERSION:
-            raise IndexFormatError(str(path), path.stat().st_size - 8, f"unsupported zap version {version} in {path}; indexbridge reads zap version {SEGMENT_VERSION}")
-        entry.segment = Segment.open(path, verify_crc)
-        if entry.deleted and entry.deleted.max() >= entry.segment.num_docs:
-            raise self._error(f"snapshot {self.epoch}: segment {entry.id}: deleted doc numbers below {entry.segment.num_docs}, found {entry.deleted.max()}")
+        entry.segment = open_segment(entry, self.root_bolt, verify_crc)
 
     def close(self) -> None:
         for entry in self.segments:
@@ -402,6 +394,21 @@ class BleveIndex:
             "internal": sorted(k.decode("utf-8", "replace") for k in self.internal),
             "mapping": mapping_value,
         }
+
+
+def open_segment(entry: SegmentEntry, root_bolt: Path, verify_crc: bool = True) -> Segment:
+    """One segment of a snapshot, checked: present, zap version 11, deleted doc numbers in range."""
+    path = entry.path
+    if not path.is_file():
+        raise IndexFormatError(str(path), 0, f"segment {entry.id} named in {root_bolt}: the file is missing")
+    version = zap_version(path)
+    if version is not None and version != SEGMENT_VERSION:
+        raise IndexFormatError(str(path), path.stat().st_size - 8, f"unsupported zap version {version} in {path}; indexbridge reads zap version {SEGMENT_VERSION}")
+    segment = Segment.open(path, verify_crc)
+    if entry.deleted and entry.deleted.max() >= segment.num_docs:
+        segment.close()
+        raise IndexFormatError(str(root_bolt), 0, f"segment {entry.id}: deleted doc numbers below {segment.num_docs}, found {entry.deleted.max()}")
+    return segment
 
 
 def open_index(path: str | os.PathLike, verify_crc: bool = True) -> BleveIndex:
@@ -502,5 +509,5 @@ def write_index(path: str | os.PathLike, docs: Iterable[tuple[str, Any]], mappin
 
 
 __all__ = ["BleveIndex", "SegmentEntry", "check_new_index", "decode_uvarint_ascending", "document_id",
-           "encode_uvarint_ascending", "open_index", "publish_index", "segment_documents", "segment_file_name",
+           "encode_uvarint_ascending", "open_index", "open_segment", "publish_index", "segment_documents", "segment_file_name",
            "snapshot_tree", "stored_value", "write_index"]

@@ -674,7 +674,7 @@ class _Walk:
                         self.add(fm, "boolean", value, path_string, path, indexes)
             elif dynamic:
                 self.add(self.dynamic("boolean"), "boolean", value, path_string, path, indexes)
-        elif isinstance(value, (int, float)):
+        elif isinstance(value, (int, float, Decimal)):
             number = _float64(value)
             if sub is not None:
                 for fm in sub.fields or ():
@@ -737,9 +737,13 @@ class _Walk:
             self.excluded.add(name)
 
 
-def _float64(value: int | float) -> float:
+def _float64(value: int | float | Decimal) -> float:
     if isinstance(value, float):
         return value
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise ValueError(f"the number {value} is not finite")
+        return float(value)
     try:
         return float(value)
     except OverflowError:

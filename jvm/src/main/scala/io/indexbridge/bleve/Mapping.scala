@@ -551,6 +551,26 @@ object GoJson {
     }
     sb.append('"').toString
   }
+
+  /** `json.Marshal` of a float64: the shortest decimal that reads back as `value`, in 'f' form
+    * unless the magnitude is below 1e-6 or from 1e21 on ('e' form, exponent without leading zeros). */
+  def float(value: Double): String = {
+    if (value.isNaN || value.isInfinite) throw new IllegalArgumentException(s"json: unsupported value: $value")
+    if (value == 0.0) return if (1.0 / value < 0) "-0" else "0"
+    val exact = new java.math.BigDecimal(value)
+    var p = 1
+    var d = exact.round(new java.math.MathContext(p, java.math.RoundingMode.HALF_EVEN))
+    while (d.doubleValue != value) { p += 1; d = exact.round(new java.math.MathContext(p, java.math.RoundingMode.HALF_EVEN)) }
+    d = d.stripTrailingZeros()
+    val abs = math.abs(value)
+    if (abs < 1e-6 || abs >= 1e21) {
+      val digits = d.unscaledValue.abs.toString
+      val exp = digits.length - 1 - d.scale
+      val mantissa = digits.substring(0, 1) + (if (digits.length > 1) "." + digits.substring(1) else "")
+      val expText = if (exp < 0) s"-${-exp}" else f"+$exp%02d"
+      (if (value < 0) "-" else "") + mantissa + "e" + expText
+    } else d.toPlainString
+  }
 }
 
 /** Go's `time.Parse` over bleve's `dateTimeOptional` layouts (RFC 3339 with or without fraction
