@@ -483,6 +483,7 @@ def write_index(path: str | os.PathLike, docs: Iterable[tuple[str, Any]], mappin
     if rows_per_segment is not None and rows_per_segment < 1:
         raise ValueError(f"rows_per_segment must be positive, got {rows_per_segment}")
     path = check_new_index(path)
+    created = [p for p in (path, path / STORE_DIR) if not p.exists()]
     store = path / STORE_DIR
     store.mkdir(parents=True, exist_ok=True)
     seen: set[str] = set()
@@ -496,15 +497,25 @@ def write_index(path: str | os.PathLike, docs: Iterable[tuple[str, Any]], mappin
         files.append(target)
         pending.clear()
 
-    for doc_id, value in docs:
-        if doc_id in seen:
-            raise ValueError(f"document id {doc_id!r} occurs twice (an index holds one document per id)")
-        seen.add(doc_id)
-        pending.append(im.map_document(doc_id, value))
-        if rows_per_segment is not None and len(pending) >= rows_per_segment:
+    try:
+        for doc_id, value in docs:
+            if doc_id in seen:
+                raise ValueError(f"document id {doc_id!r} occurs twice (an index holds one document per id)")
+            seen.add(doc_id)
+            pending.append(im.map_document(doc_id, value))
+            if rows_per_segment is not None and len(pending) >= rows_per_segment:
+                flush()
+        if pending:
             flush()
-    if pending:
-        flush()
+    except BaseException:  # leave nothing behind: the segments written so far, the directories made
+        for f in files:
+            f.unlink(missing_ok=True)
+        for d in reversed(created):
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+        raise
     return publish_index(path, files, im)
 
 

@@ -1,4 +1,4 @@
-"""The `indexbridge` command: inspect | conformance | paimon | demo | bench."""
+"""The `indexbridge` command: inspect | conformance | paimon | bleve | demo | bench."""
 
 from __future__ import annotations
 
@@ -39,6 +39,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, metavar="FILE", help="read: write to FILE (Parquet if it ends in .parquet)")
     p.add_argument("--rebuild", action="store_true", help="verify: also rebuild file indexes, deletion files and hash indexes and compare bytes")
 
+    p = commands.add_parser("bleve", help="a bleve index directory: build one from JSON lines, inspect, read or search it")
+    p.add_argument("action", choices=["build", "inspect", "read", "search"])
+    p.add_argument("index", metavar="INDEX_DIR", help="the index directory (build: OUT_DIR, created)")
+    p.add_argument("--docs", default=None, metavar="DOCS.jsonl", help="build: the documents, one JSON object per line")
+    p.add_argument("--mapping", default=None, metavar="MAPPING.json", help="build: bleve's index mapping JSON (default: bleve's)")
+    p.add_argument("--id-field", default="id", help="build: the field holding each document's id (default: id)")
+    p.add_argument("--rows-per-segment", type=int, default=100_000, metavar="N", help="build: documents per segment (100000)")
+    p.add_argument("--json", action="store_true", help="inspect, search: one JSON object")
+    p.add_argument("--out", default=None, metavar="FILE", help="read: write the JSON lines to FILE")
+    p.add_argument("--query", default=None, metavar="QUERY_JSON", help="search: bleve's query JSON, or @FILE")
+    p.add_argument("--size", type=int, default=None, metavar="N", help="search: at most N hits (default: all)")
+
     p = commands.add_parser("demo", help="the main job: a real Paimon table read, pruned and verified, and its index files built, on an embedded local Spark")
     p.add_argument("--rows", type=int, default=200_000, help="orders in the demo's Paimon table")
     p.add_argument("--buckets", type=int, default=4, help="buckets of the demo's Paimon table")
@@ -46,10 +58,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--workdir", default=None, help="where the demo table is written (default: a temporary directory)")
 
     p = commands.add_parser("bench", help="benchmarks printing ratios against baselines run in the same process")
-    p.add_argument("suite", choices=["dv", "zap", "fileindex", "table"])
+    p.add_argument("suite", choices=["dv", "zap", "fileindex", "table", "bleve"])
     p.add_argument("--positions", type=int, default=20_000_000, help="dv: deleted positions")
     p.add_argument("--files", type=int, default=1000, help="dv: data files")
-    p.add_argument("--docs", type=int, default=2000, help="zap: documents in the generated corpus")
+    p.add_argument("--docs", type=int, default=None, help="zap: documents in the generated corpus (2000); bleve: documents indexed (200000)")
     p.add_argument("--rows", type=int, default=None, help="fileindex: rows per data file (1,000,000); table: orders (10,000,000)")
     p.add_argument("--warehouse", default=None, help="table: where the table is written once and reused (default: the temp dir)")
     p.add_argument("--peers", action="store_true", help="table: also time pypaimon 2.1 and pypaimon-rust 0.4 (installed into .venv-peers)")
@@ -73,6 +85,10 @@ def main(argv: list[str] | None = None) -> int:
         from indexbridge.cli.paimon import run as run_paimon
 
         return run_paimon(args)
+    if args.command == "bleve":
+        from indexbridge.cli.bleve import run as run_bleve
+
+        return run_bleve(args)
     if args.command == "demo":
         from indexbridge.cli.demo import run
 
@@ -82,6 +98,12 @@ def main(argv: list[str] | None = None) -> int:
             args.rounds = 3 if args.suite in ("fileindex", "table") else 5
         if args.rows is None:
             args.rows = 10_000_000 if args.suite == "table" else 1_000_000
+        if args.docs is None:
+            args.docs = 200_000 if args.suite == "bleve" else 2000
+        if args.suite == "bleve":
+            from indexbridge.cli.bench_bleve import run as run_bleve_bench
+
+            return run_bleve_bench(args)
         if args.suite == "table":
             from indexbridge.cli.bench_table import run as run_table
 
