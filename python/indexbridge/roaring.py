@@ -30,6 +30,7 @@ import array
 import operator
 import struct
 from collections.abc import Sequence
+from functools import lru_cache
 from itertools import accumulate
 
 import numpy as np
@@ -192,6 +193,12 @@ def read_roaring32(reader: ByteReader) -> BitMap:
     return bitmap
 
 
+@lru_cache(maxsize=64)
+def _no_run_header(n: int) -> struct.Struct:
+    """The descriptive header and offsets of ``n`` containers (no run containers)."""
+    return struct.Struct(f"<{2 * n}H{n}I")
+
+
 def read_roaring32_at(data: memoryview, start: int, end: int, source: str) -> tuple[BitMap, int]:
     """The portable roaring bitmap at ``data[start:]`` (within ``end``) and the offset after it.
 
@@ -209,9 +216,9 @@ def read_roaring32_at(data: memoryview, start: int, end: int, source: str) -> tu
             header_end = start + 8 + 8 * n
             if n > MAX_CONTAINERS or header_end > end:
                 raise ValueError
-            fields = struct.unpack_from(f"<{2 * n}H{n}I", data, start + 8)
+            fields = _no_run_header(n).unpack_from(data, start + 8)
             sizes = [BITMAP_CONTAINER_BYTES if c >= ARRAY_MAX_CARDINALITY else 2 * c + 2 for c in fields[1 : 2 * n : 2]]
-            if fields[2 * n :] != tuple(accumulate(sizes, initial=8 + 8 * n))[:n]:
+            if n and (fields[2 * n] != 8 + 8 * n or fields[2 * n + 1 :] != tuple(accumulate(sizes[:-1], initial=8 + 8 * n))[1:]):
                 raise ValueError
             stop = header_end + sum(sizes)
             if stop > end:
