@@ -70,16 +70,17 @@ object PaimonTables {
 
   private def root(t: DataType): String = t.getTypeRoot.name
 
-  /** The indexes Paimon accepts for a type (spec/paimon.md App. C). */
+  /** The indexes Paimon accepts for a type (spec/paimon.md App. C; range-bitmap: spec/range-bitmap.md §1). */
   private def indexTypes(t: DataType): Seq[String] = root(t) match {
     case "TIMESTAMP_WITHOUT_TIME_ZONE" | "TIMESTAMP_WITH_LOCAL_TIME_ZONE"
         if org.apache.paimon.types.DataTypeChecks.getPrecision(t) > 6 => Nil
     case "TINYINT" | "SMALLINT" | "INTEGER" | "BIGINT" | "DATE" | "TIMESTAMP_WITHOUT_TIME_ZONE" |
-        "TIMESTAMP_WITH_LOCAL_TIME_ZONE" => Seq("bloom-filter", "bitmap", "bsi")
-    case "FLOAT" | "DOUBLE"               => Seq("bloom-filter", "bitmap")
-    case "BOOLEAN"                        => Seq("bitmap")
-    case "CHAR" | "VARCHAR"               => Seq("bloom-filter", "bitmap")
+        "TIMESTAMP_WITH_LOCAL_TIME_ZONE" => Seq("bloom-filter", "bitmap", "bsi", "range-bitmap")
+    case "FLOAT" | "DOUBLE"               => Seq("bloom-filter", "bitmap", "range-bitmap")
+    case "BOOLEAN"                        => Seq("bitmap", "range-bitmap")
+    case "CHAR" | "VARCHAR"               => Seq("bloom-filter", "bitmap", "range-bitmap")
     case "BINARY" | "VARBINARY"           => Seq("bloom-filter")
+    case "DECIMAL" if org.apache.paimon.types.DataTypeChecks.getPrecision(t) <= 18 => Seq("bsi", "range-bitmap")
     case "DECIMAL"                        => Seq("bsi")
     case _                                => Nil
   }
