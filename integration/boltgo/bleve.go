@@ -5,14 +5,18 @@
 //	                                      or bleve.NewBuilder with "builder": true)
 //	boltgo bleve-update DIR JOB.json      open DIR read-write, apply the ops, force-merge with
 //	                                      "merge": true; close
-//	boltgo bleve-answer DIR QUERIES.json  open DIR read-only: doc count, every live document's
-//	                                      stored fields, each query's total and hits (id, score)
+//	boltgo bleve-answer DIR QUERIES.json [nodocs]
+//	                                      open DIR read-only: doc count, every live document's
+//	                                      stored fields (not with nodocs), each query's total and
+//	                                      hits (id, score)
 //	boltgo bleve-segment JOB.json OUT.zap the documents mapped by the mapping and analysed as
 //	                                      scorch does, in the given order, written by zap v11
 //	boltgo bleve-mapping MAPPINGS.json    each mapping as bleve parses, validates and marshals it
 //	boltgo bleve-dates STRINGS.json       dateTimeOptional's UnixNano of each string (or null)
 //	boltgo bleve-bench JOB.json DIR       batch-index the documents (batches of "batch_size")
 //	                                      into a new index; prints the seconds it took
+//	boltgo bleve-search-bench DIR QUERIES.json ROUNDS
+//	                                      each query's best time over ROUNDS (every hit), and total
 //
 // JOB.json: {"mapping": mapping JSON or null, "ops": [{"index": [[id, doc], ...], "delete":
 // [id, ...]}], "builder": bool, "batch_size": n, "merge": bool, "docs": [[id, doc], ...]}.
@@ -66,7 +70,7 @@ func bleveMain(args []string) bool {
 	case "bleve-update":
 		check(bleveUpdate(args[1], readJob(args[2])))
 	case "bleve-answer":
-		check(bleveAnswer(args[1], args[2]))
+		check(bleveAnswer(args[1], args[2], len(args) > 3 && args[3] == "nodocs"))
 	case "bleve-segment":
 		check(bleveSegment(readJob(args[1]), args[2]))
 	case "bleve-mapping":
@@ -75,6 +79,11 @@ func bleveMain(args []string) bool {
 		check(bleveDates(args[1]))
 	case "bleve-bench":
 		check(bleveBench(readJob(args[1]), args[2]))
+	case "bleve-search-bench":
+		var rounds int
+		_, err := fmt.Sscan(args[3], &rounds)
+		check(err)
+		check(bleveSearchBench(args[1], args[2], rounds))
 	default:
 		return false
 	}
@@ -233,7 +242,7 @@ func searchAll(idx bleve.Index, raw json.RawMessage, size int) answer {
 	return out
 }
 
-func bleveAnswer(dir, queriesPath string) error {
+func bleveAnswer(dir, queriesPath string, noDocs bool) error {
 	data, err := os.ReadFile(queriesPath)
 	if err != nil {
 		return err
@@ -252,14 +261,17 @@ func bleveAnswer(dir, queriesPath string) error {
 		return err
 	}
 	size := int(count) + 1
+	docs := map[string]interface{}{}
+	order := []string{}
 	all := bleve.NewSearchRequestOptions(bleve.NewMatchAllQuery(), size, 0, false)
 	all.Fields = []string{"*"}
+	if noDocs {
+		all = bleve.NewSearchRequestOptions(bleve.NewMatchNoneQuery(), 1, 0, false)
+	}
 	res, err := idx.Search(all)
 	if err != nil {
 		return err
 	}
-	docs := map[string]interface{}{}
-	order := []string{}
 	for _, h := range res.Hits {
 		fields := h.Fields
 		if fields == nil {
@@ -466,5 +478,48 @@ func bleveBench(j *indexJob, dir string) error {
 		return err
 	}
 	emit(map[string]interface{}{"seconds": time.Since(start).Seconds(), "docs": len(docs)})
+	return nil
+}
+
+// bleveSearchBench times each query (every hit, as indexbridge's search returns them) on an
+// index opened read-only: the best of rounds, in seconds.
+func bleveSearchBench(dir, queriesPath string, rounds int) error {
+	data, err := os.ReadFile(queriesPath)
+	if err != nil {
+		return err
+	}
+	var queries []json.RawMessage
+	if err := json.Unmarshal(data, &queries); err != nil {
+		return err
+	}
+	idx, err := bleve.OpenUsing(dir, map[string]interface{}{"read_only": true})
+	if err != nil {
+		return err
+	}
+	defer idx.Close()
+	count, err := idx.DocCount()
+	if err != nil {
+		return err
+	}
+	var out []map[string]interface{}
+	for _, raw := range queries {
+		q, err := query.ParseQuery(raw)
+		if err != nil {
+			return err
+		}
+		best := math.Inf(1)
+		var total uint64
+		for r := 0; r < rounds; r++ {
+			start := time.Now()
+			res, err := idx.Search(bleve.NewSearchRequestOptions(q, int(count)+1, 0, false))
+			if err != nil {
+				return err
+			}
+			best = math.Min(best, time.Since(start).Seconds())
+			total = res.Total
+		}
+		out = append(out, map[string]interface{}{"seconds": best, "total": total})
+	}
+	emit(out)
 	return nil
 }

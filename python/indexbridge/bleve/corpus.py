@@ -76,13 +76,15 @@ def run_job(binary: Path, mode: str, job: dict, *args: object) -> Any:
         os.unlink(f.name)
 
 
-def answer(binary: Path, index_dir: str | os.PathLike, queries: list) -> dict:
-    """``bleve-answer`` (or bleve2's ``answer``): doc count, stored fields, each query's hits."""
+def answer(binary: Path, index_dir: str | os.PathLike, queries: list, docs: bool = True) -> dict:
+    """``bleve-answer`` (or bleve2's ``answer``): doc count, stored fields (unless ``docs`` is
+    false; bleve v1 only), each query's hits."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as f:
         json.dump(queries, f)
     try:
-        mode = "answer" if binary.name == "bleve2" else "bleve-answer"
-        return run_reference(binary, mode, index_dir, f.name)
+        if binary.name == "bleve2":
+            return run_reference(binary, "answer", index_dir, f.name)
+        return run_reference(binary, "bleve-answer", index_dir, f.name, *(() if docs else ("nodocs",)))
     finally:
         os.unlink(f.name)
 

@@ -82,4 +82,21 @@ object BleveBridge {
       }
     }.mkString("[", ",", "]")
   }
+
+  /** `indexbridge bench bleve`: each query of a JSON file (an array) searched `rounds` times
+    * over the index at `path` (every hit, ids included): `[{"seconds": best, "total": n}]`. */
+  def timeSearch(path: String, queriesPath: String, rounds: Int): String = {
+    val index = BleveIndex.open(path)
+    readJson(queriesPath).elements().asScala.map { q =>
+      val parsed = BleveQuery.parse(q.toString)
+      var best = Double.MaxValue
+      var total = 0L
+      for (_ <- 0 until rounds) {
+        val t0 = System.nanoTime
+        total = BleveQuery.search(index.views, index.mapping, parsed, None).total
+        best = math.min(best, (System.nanoTime - t0) / 1e9)
+      }
+      s"""{"seconds":$best,"total":$total}"""
+    }.mkString("[", ",", "]")
+  }
 }
