@@ -1,8 +1,9 @@
 // Index-level modes: bleve v1.0.14 (scorch, zap v11) builds, updates, maps and searches whole
 // index directories, so the tests can hold indexbridge.bleve to what bleve does.
 //
-//	boltgo bleve-build DIR JOB.json       a new index (bleve.NewUsing scorch, one batch per op,
-//	                                      or bleve.NewBuilder with "builder": true)
+//	boltgo bleve-build DIR JOB.json       a new index (bleve.NewUsing scorch, one batch per op, a
+//	                                      merge plan that never merges on its own; or
+//	                                      bleve.NewBuilder with "builder": true)
 //	boltgo bleve-update DIR JOB.json      open DIR read-write, apply the ops, force-merge with
 //	                                      "merge": true; close
 //	boltgo bleve-answer DIR QUERIES.json [nodocs]
@@ -173,7 +174,11 @@ func bleveBuild(dir string, j *indexJob) error {
 		}
 		return b.Close()
 	}
-	idx, err := bleve.NewUsing(dir, im, scorch.Name, scorch.Name, nil)
+	// scorch's merger would merge batches in the background as it pleases (and drop the
+	// deleted documents a test wants to see): its plan here never merges on its own.
+	config := map[string]interface{}{"scorchMergePlanOptions": map[string]interface{}{
+		"MaxSegmentsPerTier": 100000, "SegmentsPerMergeTask": 100000, "ReclaimDeletesWeight": 0.0}}
+	idx, err := bleve.NewUsing(dir, im, scorch.Name, scorch.Name, config)
 	if err != nil {
 		return err
 	}
