@@ -1,5 +1,7 @@
 package io.indexbridge.zap
 
+import org.roaringbitmap.RoaringBitmap
+
 import io.indexbridge.bytes.{BufferReader, ByteSink}
 
 /** Postings of one term (spec/zap.md §5, §10). With chunk factor cf and N docs every block has
@@ -32,6 +34,26 @@ object Postings {
 
   /** Number of chunks of every block in a segment of `numDocs` docs. */
   def numChunks(numDocs: Int, chunkFactor: Int): Int = if (numDocs == 0) 0 else ((numDocs - 1).toLong / chunkFactor + 1).toInt
+
+  /** Only the doc numbers behind FST value `value` (the roaring bitmap; no freq/norm or location
+    * decoding): what a document frequency needs. */
+  def docs(seg: BufferReader, value: Long, numDocs: Int, checkRoaring: Boolean): RoaringBitmap = {
+    if (isOneHit(value)) {
+      val doc = oneHitDoc(value)
+      if (doc >= numDocs) seg.fail(s"a 1-hit doc number below $numDocs, found $doc", 0L)
+      return RoaringBitmap.bitmapOf(doc)
+    }
+    if ((value >>> 62) != 0L || value <= 0) seg.fail(s"an FST value with encoding 00 (postings offset) or 10 (1-hit), found ${java.lang.Long.toUnsignedString(value)}", 0L)
+    val r = seg.range(seg.start, seg.end, "postings")
+    r.seek(value, "postings record")
+    r.uvarint("freq block offset")
+    r.uvarint("location block offset")
+    val roaringLen = r.uvarintUpTo(r.remaining.toLong, "roaring length")
+    val roaringAt = r.pos
+    val bm = GoRoaring.read(r.take(roaringLen, "roaring bitmap"), seg.source, roaringAt.toLong, checkRoaring)
+    if (!bm.isEmpty && (bm.last() < 0 || bm.last() >= numDocs)) seg.fail(s"postings doc numbers below $numDocs, found ${bm.last().toLong & 0xffffffffL}", roaringAt.toLong)
+    bm
+  }
 
   /** Reads the postings behind FST value `value` of a segment. */
   def read(seg: BufferReader, value: Long, numDocs: Int, chunkFactor: Int, numFields: Int, checkRoaring: Boolean): PostingsList = {

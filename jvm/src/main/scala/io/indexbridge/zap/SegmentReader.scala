@@ -117,6 +117,10 @@ final class SegmentReader private (buf: ByteBuffer, val source: String, verifyCr
 
   def dictionary(name: String): Option[Dictionary] = Option(fieldId(name)).filter(_ >= 0).map(dictionary)
 
+  /** The doc numbers of `term` in field `name` (no freqs, norms or locations decoded), if present. */
+  def postingsDocs(name: String, term: Array[Byte]): Option[org.roaringbitmap.RoaringBitmap] =
+    dictionary(name).flatMap(_.value(term)).map(v => Postings.docs(body, v, numDocs, checkRoaring = true))
+
   /** The postings of `term` in field `name`, if present. */
   def postings(name: String, term: Array[Byte]): Option[PostingsList] = dictionary(name).flatMap(_.postings(term))
 
