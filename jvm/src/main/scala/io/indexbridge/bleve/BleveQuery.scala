@@ -179,11 +179,8 @@ object BleveQuery {
     private val counts = mutable.HashMap.empty[(String, Seq[Byte]), Long]
 
     def count(field: String, term: Array[Byte]): Long = counts.getOrElseUpdate((field, term.toSeq), views.map { case (seg, deleted) =>
-      seg.postings(field, term).map { pl =>
-        deleted match {
-          case Some(d) => pl.docs.count(doc => !d.contains(doc)).toLong
-          case None => pl.size.toLong
-        }
+      seg.postingsDocs(field, term).map { bm =>
+        bm.getLongCardinality - deleted.map(d => RoaringBitmap.andCardinality(bm, d).toLong).getOrElse(0L)
       }.getOrElse(0L)
     }.sum)
 
@@ -358,33 +355,75 @@ object BleveQuery {
     case d: DisjunctionNode => union(d, d.children.map(evaluate(_, seg, deleted)))
     case p: PhraseNode => phrase(p, seg, deleted)
     case m: MatchAllNode =>
-      val docs = (0 until seg.numDocs).filterNot(d => deleted.exists(_.contains(d))).toArray
+      val docs = deleted match {
+        case Some(d) => (0 until seg.numDocs).iterator.filter(x => !d.contains(x)).toArray
+        case None => Array.range(0, seg.numDocs)
+      }
       Hits(docs, Array.fill(docs.length)(if (m.queryWeight != 1.0) 1.0 * m.queryWeight else 1.0))
     case MatchNoneNode => NoHits
   }
 
+  /** Docs in every child, the scores summed in the children's order (merge walks, no boxing). */
   private def intersect(results: IndexedSeq[Hits]): Hits = {
     if (results.isEmpty) return NoHits
     var docs = results.head.docs
-    for (r <- results.tail) docs = docs.filter(d => java.util.Arrays.binarySearch(r.docs, d) >= 0)
+    for (r <- results.tail) {
+      val out = new Array[Int](math.min(docs.length, r.docs.length))
+      var (i, j, n) = (0, 0, 0)
+      while (i < docs.length && j < r.docs.length) {
+        if (docs(i) < r.docs(j)) i += 1
+        else if (docs(i) > r.docs(j)) j += 1
+        else { out(n) = docs(i); n += 1; i += 1; j += 1 }
+      }
+      docs = java.util.Arrays.copyOf(out, n)
+    }
     val total = new Array[Double](docs.length)
-    for (r <- results; (d, k) <- docs.zipWithIndex) total(k) += r.scores(java.util.Arrays.binarySearch(r.docs, d))
+    for (r <- results) {
+      var (i, j) = (0, 0)
+      while (i < docs.length) {
+        while (r.docs(j) != docs(i)) j += 1
+        total(i) += r.scores(j)
+        i += 1
+      }
+    }
     Hits(docs, total)
   }
 
+  /** Docs in at least `min` (>= 1) children: sum * matched / children, summed in the children's order. */
   private def union(node: DisjunctionNode, results: IndexedSeq[Hits]): Hits = {
     if (results.isEmpty) return NoHits
-    val docs = results.flatMap(_.docs).distinct.sorted.toArray
-    val total = new Array[Double](docs.length)
-    val count = new Array[Int](docs.length)
-    for (r <- results; (d, k) <- r.docs.zipWithIndex) {
-      val at = java.util.Arrays.binarySearch(docs, d)
-      total(at) += r.scores(k)
-      count(at) += 1
+    val all = new Array[Int](results.map(_.docs.length).sum)
+    var at = 0
+    for (r <- results) { System.arraycopy(r.docs, 0, all, at, r.docs.length); at += r.docs.length }
+    java.util.Arrays.sort(all)
+    var n = 0
+    for (k <- all.indices) if (n == 0 || all(n - 1) != all(k)) { all(n) = all(k); n += 1 }
+    val docs = java.util.Arrays.copyOf(all, n)
+    val total = new Array[Double](n)
+    val count = new Array[Int](n)
+    for (r <- results) {
+      var j = 0
+      var i = 0
+      while (i < r.docs.length) {
+        while (docs(j) != r.docs(i)) j += 1
+        total(j) += r.scores(i)
+        count(j) += 1
+        i += 1
+      }
     }
-    val keep = docs.indices.filter(i => count(i) >= math.max(node.min, 1))
-    val n = node.children.length.toDouble
-    Hits(keep.map(docs).toArray, keep.map(i => total(i) * (count(i).toDouble / n)).toArray)
+    val min = math.max(node.min, 1)
+    val children = node.children.length.toDouble
+    var kept = 0
+    for (k <- 0 until n) if (count(k) >= min) kept += 1
+    val outDocs = new Array[Int](kept)
+    val outScores = new Array[Double](kept)
+    var o = 0
+    for (k <- 0 until n) if (count(k) >= min) {
+      outDocs(o) = docs(k)
+      outScores(o) = total(k) * (count(k).toDouble / children)
+      o += 1
+    }
+    Hits(outDocs, outScores)
   }
 
   private def leaves(node: Node): Seq[TermNode] = node match {
