@@ -29,29 +29,7 @@ class BleveIndexSpec extends AnyFunSuite with BeforeAndAfterAll {
     finally paths.close()
   }
 
-  private lazy val boltgo: Path = {
-    val binary = Paths.get("target", "boltgo", "scala", "boltgo").toAbsolutePath
-    Files.createDirectories(binary.getParent)
-    val go = sys.env.getOrElse("PATH", "").split(':').map(Paths.get(_, "go")).find(Files.isExecutable(_)).getOrElse(Paths.get("/usr/local/go/bin/go"))
-    run(Paths.get("integration", "boltgo"), Map("GOFLAGS" -> "-mod=mod", "CGO_ENABLED" -> "0"), go.toString, "build", "-o", binary.toString, ".")
-    binary
-  }
-
-  private def run(dir: Path, env: Map[String, String], command: String*): String = {
-    val pb = new ProcessBuilder(command: _*).directory(dir.toFile)
-    pb.environment().putAll(env.asJava)
-    val errFile = Files.createTempFile(tmp, "stderr", ".txt")
-    pb.redirectError(errFile.toFile)
-    val process = pb.start()
-    val out = new String(process.getInputStream.readAllBytes(), UTF_8)
-    assert(process.waitFor() == 0, s"${command.mkString(" ")} failed: ${Files.readString(errFile)}")
-    out
-  }
-
-  private def go(args: String*): JsonNode = {
-    val out = run(Paths.get("."), Map.empty, (boltgo.toString +: args): _*)
-    if (out.trim.isEmpty) mapper.nullNode() else mapper.readTree(out)
-  }
+  private val go = new BoltGo(tmp)
 
   private def file(name: String, json: String): Path = { val p = tmp.resolve(name); Files.writeString(p, json); p }
 

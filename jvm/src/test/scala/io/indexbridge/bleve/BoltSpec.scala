@@ -31,27 +31,7 @@ class BoltSpec extends AnyFunSuite with BeforeAndAfterAll {
     finally paths.close()
   }
 
-  private lazy val boltgo: Path = {
-    val binary = Paths.get("target", "boltgo", "scala", "boltgo").toAbsolutePath
-    Files.createDirectories(binary.getParent)
-    val go = sys.env.getOrElse("PATH", "").split(':').map(Paths.get(_, "go")).find(Files.isExecutable(_)).getOrElse(Paths.get("/usr/local/go/bin/go"))
-    run(Paths.get("integration", "boltgo"), Map("GOFLAGS" -> "-mod=mod", "CGO_ENABLED" -> "0"), go.toString, "build", "-o", binary.toString, ".")
-    binary
-  }
-
-  private def run(dir: Path, env: Map[String, String], command: String*): String = {
-    val pb = new ProcessBuilder(command: _*).directory(dir.toFile).redirectErrorStream(false)
-    pb.environment().putAll(env.asJava)
-    val errFile = Files.createTempFile(tmp, "stderr", ".txt")
-    pb.redirectError(errFile.toFile)
-    val process = pb.start()
-    val out = new String(process.getInputStream.readAllBytes(), UTF_8)
-    val status = process.waitFor()
-    assert(status == 0, s"${command.mkString(" ")} failed: ${Files.readString(errFile)}")
-    out
-  }
-
-  private def go(args: String*): JsonNode = mapper.readTree(run(Paths.get("."), Map.empty, (boltgo.toString +: args): _*))
+  private val go = new BoltGo(tmp)
 
   private def bytes(s: String): Array[Byte] = s.getBytes(UTF_8)
 
