@@ -247,24 +247,35 @@ func searchAll(idx bleve.Index, raw json.RawMessage, size int) answer {
 	return out
 }
 
-func bleveAnswer(dir, queriesPath string, noDocs bool) error {
+// openForQueries reads a JSON array of queries and opens the index read-only (bleve then
+// changes nothing in the directory); the index's document count.
+func openForQueries(dir, queriesPath string) ([]json.RawMessage, bleve.Index, uint64, error) {
 	data, err := os.ReadFile(queriesPath)
 	if err != nil {
-		return err
+		return nil, nil, 0, err
 	}
 	var queries []json.RawMessage
 	if err := json.Unmarshal(data, &queries); err != nil {
-		return err
+		return nil, nil, 0, err
 	}
 	idx, err := bleve.OpenUsing(dir, map[string]interface{}{"read_only": true})
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	count, err := idx.DocCount()
+	if err != nil {
+		_ = idx.Close()
+		return nil, nil, 0, err
+	}
+	return queries, idx, count, nil
+}
+
+func bleveAnswer(dir, queriesPath string, noDocs bool) error {
+	queries, idx, count, err := openForQueries(dir, queriesPath)
 	if err != nil {
 		return err
 	}
 	defer idx.Close()
-	count, err := idx.DocCount()
-	if err != nil {
-		return err
-	}
 	size := int(count) + 1
 	docs := map[string]interface{}{}
 	order := []string{}
@@ -489,23 +500,11 @@ func bleveBench(j *indexJob, dir string) error {
 // bleveSearchBench times each query (every hit, as indexbridge's search returns them) on an
 // index opened read-only: the best of rounds, in seconds.
 func bleveSearchBench(dir, queriesPath string, rounds int) error {
-	data, err := os.ReadFile(queriesPath)
-	if err != nil {
-		return err
-	}
-	var queries []json.RawMessage
-	if err := json.Unmarshal(data, &queries); err != nil {
-		return err
-	}
-	idx, err := bleve.OpenUsing(dir, map[string]interface{}{"read_only": true})
+	queries, idx, count, err := openForQueries(dir, queriesPath)
 	if err != nil {
 		return err
 	}
 	defer idx.Close()
-	count, err := idx.DocCount()
-	if err != nil {
-		return err
-	}
 	var out []map[string]interface{}
 	for _, raw := range queries {
 		q, err := query.ParseQuery(raw)
