@@ -151,8 +151,12 @@ object HashIndex {
 
   /** Iteration order of Paimon's `IntHashSet` after `add` of each hash in turn: a default
     * fastutil 8.5.12 `IntOpenHashSet`, iterated as `toIntArray()` does. */
-  def paimonOrder(hashesInAddOrder: Array[Int]): Array[Int] = {
-    val set = new IntOpenHashSetOrder
+  def paimonOrder(hashesInAddOrder: Array[Int]): Array[Int] = paimonOrder(hashesInAddOrder, 16)
+
+  /** [[paimonOrder]] for a set made with `new IntOpenHashSet(expected)` (Paimon restores a
+    * bucket's index into `new IntHashSet((int) rowCount)` before adding new hashes). */
+  def paimonOrder(hashesInAddOrder: Array[Int], expected: Int): Array[Int] = {
+    val set = new IntOpenHashSetOrder(expected)
     hashesInAddOrder.foreach(set.add)
     set.toIntArray
   }
@@ -185,9 +189,9 @@ object HashIndex {
     * iterate  0 first if present, then slots n-1 down to 0
     * }}}
     */
-  private final class IntOpenHashSetOrder {
+  private final class IntOpenHashSetOrder(expected: Int) {
     private val LoadFactor = 0.75f
-    private var n = arraySize(16)
+    private var n = arraySize(expected)
     private var keys = new Array[Int](n)
     private var maxFill = maxFillOf(n)
     private var containsZero = false

@@ -42,6 +42,9 @@ object WriteSummary {
   * rewriteFileIndexes   file indexes of the snapshot's data files rebuilt from the table's
   *                      file-index.* options (+ overrides), embedded or in .index files, one
   *                      COMPACT commit (Paimon's rewrite_file_index)        [[FileIndexRewrite]]
+  * load                 a DataFrame into a dynamic-bucket primary-key table (created if absent):
+  *                      buckets as HashBucketAssigner, sorted files and HASH indexes written per
+  *                      bucket in tasks, one APPEND commit                       [[PaimonLoad]]
   * delete               rows of an append table with deletion vectors where a condition holds:
   *                      candidate files planned with the condition (partition, stats, embedded
   *                      indexes), their live rows read in tasks by Spark's Parquet reader with
@@ -252,6 +255,16 @@ object PaimonWrite {
   }
 
   // ------------------------------------------------------------------------------------------
+  // Job 3: bulk-load a dynamic-bucket primary-key table
+
+  /** Loads `data` into the dynamic-bucket primary-key table at `path`, creating it from the
+    * DataFrame's columns with `primaryKeys`, `partitionKeys` and `options` when the directory holds
+    * no table yet ([[PaimonLoad]]): one APPEND commit. */
+  def load(spark: SparkSession, path: String, data: DataFrame, primaryKeys: Seq[String] = Nil, partitionKeys: Seq[String] = Nil,
+      options: Seq[(String, String)] = Nil, hooks: CommitHooks = CommitHooks.None): WriteSummary =
+    PaimonLoad.load(spark, path, data, primaryKeys, partitionKeys, options, hooks)
+
+  // ------------------------------------------------------------------------------------------
   // Shared
 
   /** A condition on partition columns as a test of a partition's values. */
@@ -273,6 +286,11 @@ object PaimonWrite {
     case c: Column => delete(spark, path, c)
     case other     => throw new IllegalArgumentException(s"where must be a String or a Column, got ${if (other == null) "null" else other.getClass.getName}")
   }).toJson
+
+  def loadForPython(spark: SparkSession, path: String, data: DataFrame, primaryKeys: java.util.List[String],
+      partitionKeys: java.util.List[String], optionKeys: java.util.List[String], optionValues: java.util.List[String]): String =
+    load(spark, path, data, Option(primaryKeys).fold(Seq.empty[String])(_.asScala.toSeq),
+      Option(partitionKeys).fold(Seq.empty[String])(_.asScala.toSeq), pairs(optionKeys, optionValues)).toJson
 
   def rewriteFileIndexesForPython(spark: SparkSession, path: String, optionKeys: java.util.List[String],
       optionValues: java.util.List[String], partitions: String, onlyMissing: Boolean): String =

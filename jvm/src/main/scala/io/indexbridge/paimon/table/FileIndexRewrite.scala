@@ -113,6 +113,14 @@ object FileIndexRewrite {
     wanted(task.options).exists { case (name, types) => types.exists(t => container.forall(_.entry(name, t).isEmpty)) }
   }
 
+  /** The index fields and columns a data file written now under `schema` is indexed over
+    * (DataFileIndexWriter over the value row); nothing without file-index options. */
+  def writeInputs(options: Seq[(String, String)], schema: TableSchema): (Seq[IndexField], Seq[(String, DataType)]) = {
+    val indexOptions = options.filter(_._1.startsWith(Prefix))
+    if (indexColumns(indexOptions).isEmpty) (Nil, Nil)
+    else { val (_, fields, columns, _) = forSchema(indexOptions, schema, schema); (fields, columns) }
+  }
+
   /** The file-index options, fields and columns for files of `file` (see the object comment);
     * also the names an old `.index` file keeps (`projectedColFullNames`). */
   private def forSchema(options: Seq[(String, String)], latest: TableSchema, file: TableSchema)

@@ -21,6 +21,11 @@ object PaimonWriteExpressions {
   def keyHash(columns: Seq[Column], types: Seq[KeyType]): Column =
     ExpressionUtils.column(PaimonKeyHash(columns.map(ExpressionUtils.expression), types))
 
+  /** A partition as the serialized BinaryRow manifests hold (`i32 BE arity` + row) of columns
+    * written as Paimon `types`. */
+  def binaryRow(columns: Seq[Column], types: Seq[KeyType]): Column =
+    ExpressionUtils.column(PaimonBinaryRow(columns.map(ExpressionUtils.expression), types))
+
   /** A Spark internal value of Spark type `t` as the table layer's internal value of Paimon type `k`
     * ([[io.indexbridge.paimon.BinaryRow]]'s conventions; timestamps cut to the type's precision). */
   def internal(t: DataType, k: KeyType, v: Any): Any = if (v == null) null else (t, k) match {
@@ -62,4 +67,16 @@ case class PaimonKeyHash(children: Seq[Expression], types: Seq[KeyType]) extends
   }
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): PaimonKeyHash = copy(children = newChildren)
+}
+
+/** The serialized BinaryRow (`i32 BE arity` + row bytes) of columns written as Paimon types. */
+case class PaimonBinaryRow(children: Seq[Expression], types: Seq[KeyType]) extends Expression with CodegenFallback {
+  override def dataType: DataType = BinaryType
+  override def nullable: Boolean = false
+  override def prettyName: String = "ib_paimon_binary_row"
+
+  override def eval(input: InternalRow): Any =
+    io.indexbridge.paimon.table.ManifestFiles.serialize(children.zip(types).map { case (c, t) => PaimonWriteExpressions.internal(c.dataType, t, c.eval(input)) }, types)
+
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): PaimonBinaryRow = copy(children = newChildren)
 }
