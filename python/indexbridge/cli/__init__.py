@@ -29,15 +29,22 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--prefix", default=None, help="zap: the terms starting with PREFIX (with their document frequencies)")
     p.add_argument("--doc", type=int, default=None, metavar="N", help="zap: the stored fields of document N")
 
-    p = commands.add_parser("paimon", help="a Paimon table: inspect its snapshot, read its rows, verify its indexes")
-    p.add_argument("action", choices=["inspect", "read", "verify"])
+    p = commands.add_parser("paimon", help="a Paimon table: inspect its snapshot, read its rows, verify its indexes; "
+                            "rewrite its file indexes, delete rows, bulk-load a dynamic-bucket table (local Spark)")
+    p.add_argument("action", choices=["inspect", "read", "verify", "rewrite-file-index", "delete", "load"])
     p.add_argument("table", metavar="TABLE_DIR")
     p.add_argument("--snapshot", type=int, default=None, metavar="ID", help="a snapshot id (default: the latest)")
-    p.add_argument("--where", default=None, metavar="CONDITION", help="inspect, read: a Spark SQL condition")
-    p.add_argument("--json", action="store_true", help="inspect: one JSON object")
+    p.add_argument("--where", default=None, metavar="CONDITION", help="inspect, read, delete: a Spark SQL condition; rewrite-file-index: a condition on partition columns")
+    p.add_argument("--json", action="store_true", help="inspect, rewrite-file-index, delete, load: one JSON object")
     p.add_argument("--columns", default=None, metavar="A,B", help="read: the columns to print")
     p.add_argument("--out", default=None, metavar="FILE", help="read: write to FILE (Parquet if it ends in .parquet)")
     p.add_argument("--rebuild", action="store_true", help="verify: also rebuild file indexes, deletion files and hash indexes and compare bytes")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="rewrite-file-index: a file-index option for this rewrite; load: a table option when creating it (repeatable)")
+    p.add_argument("--from", dest="source", default=None, metavar="DATA", help="load: the rows, a .parquet file/directory or .jsonl/.json")
+    p.add_argument("--primary-key", default=None, metavar="A,B", help="load: the primary key of a table it creates")
+    p.add_argument("--partition-by", default=None, metavar="DT", help="load: the partition keys of a table it creates")
+    p.add_argument("--only-missing", action="store_true", help="rewrite-file-index: only files lacking an index the options ask for")
 
     p = commands.add_parser("bleve", help="a bleve index directory: build one from JSON lines, inspect, read or search it")
     p.add_argument("action", choices=["build", "inspect", "read", "search"])

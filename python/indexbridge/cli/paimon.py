@@ -140,6 +140,8 @@ def _open(path: str, snapshot: int | None) -> FileStoreTable:
 
 
 def run(args) -> int:
+    if args.action in ("rewrite-file-index", "delete", "load"):
+        return run_write(args)
     try:
         if args.where is not None:
             parse(args.where, "--where")
@@ -172,5 +174,94 @@ def run(args) -> int:
         return 0
     except (ValueError, OSError) as error:  # an unknown column, an unwritable --out
         print(f"indexbridge: error: {args.table}: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------
+# rewrite-file-index | delete | load: write jobs on a local Spark session
+
+
+def _pairs(options: list[str]) -> list[tuple[str, str]]:
+    out = []
+    for option in options:
+        key, sep, value = option.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--option {option!r}: expected KEY=VALUE")
+        out.append((key.strip(), value.strip()))
+    return out
+
+
+def _names(text: str | None) -> list[str] | None:
+    return None if text is None else [n.strip() for n in text.split(",") if n.strip()]
+
+
+def _session():
+    """A local Spark session whose JVM keeps its chatter (log4j, JDK warnings) to itself: the
+    command prints its summary or one error line, as the other paimon commands do."""
+    import subprocess
+
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+    from pyspark.sql import SparkSession
+
+    from indexbridge.spark import configure
+
+    builder = (
+        configure(SparkSession.builder.master(os.environ.get("INDEXBRIDGE_SPARK_MASTER", "local[*]")).appName("indexbridge-paimon"))
+        .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+    )  # fmt: skip
+    conf = SparkConf().setAll(list(builder._options.items()))
+    gateway = launch_gateway(conf=conf, popen_kwargs={"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL})
+    sc = SparkContext(conf=conf, gateway=gateway)
+    sc.setLogLevel("ERROR")
+    return SparkSession(sc)
+
+
+def _summary_text(action: str, s: dict) -> str:
+    if s.get("snapshot") is None:
+        return f"{s['table']}: nothing to commit ({', '.join(f'{k} {v}' for k, v in s.items() if k not in ('table', 'snapshot', 'commit_kind'))})"
+    details = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in s.items() if k not in ("table", "snapshot", "commit_kind", "attempts"))
+    return f"{s['table']}: snapshot {s['snapshot']} ({s['commit_kind']}, {action}): {details}"
+
+
+def run_write(args) -> int:
+    """``rewrite-file-index``, ``delete``, ``load``: one job, its summary printed (JSON with
+    ``--json``); errors as one line on stderr, exit status 2."""
+    from indexbridge.spark.paimon import PaimonCommitConflict, delete_paimon_rows, load_paimon_table, rewrite_paimon_file_indexes
+
+    try:
+        if args.action == "delete" and not args.where:
+            raise ValueError("delete needs --where CONDITION (the rows to delete)")
+        if args.action == "load" and not args.source:
+            raise ValueError("load needs --from DATA.parquet|DATA.jsonl")
+        if args.action != "load" and not Path(args.table, "schema").is_dir():
+            raise IndexFormatError(args.table, 0, "a Paimon table directory (with schema/)")
+        options = _pairs(args.option)
+        spark = _session()
+        try:
+            if args.action == "rewrite-file-index":
+                summary = rewrite_paimon_file_indexes(spark, args.table, options, partitions=args.where, only_missing=args.only_missing)
+            elif args.action == "delete":
+                summary = delete_paimon_rows(spark, args.table, args.where)
+            else:
+                source = args.source
+                if not Path(source).exists():
+                    raise ValueError(f"--from {source}: no such file or directory")
+                if source.endswith((".jsonl", ".json", ".ndjson")):
+                    df = spark.read.json(source)
+                else:
+                    df = spark.read.parquet(source)
+                summary = load_paimon_table(spark, args.table, df, _names(args.primary_key), _names(args.partition_by), options)
+        finally:
+            spark.stop()
+        print(json.dumps(summary) if args.json else _summary_text(args.action, summary))
+    except IndexFormatError as error:
+        print(f"indexbridge: error: {error}", file=sys.stderr)
+        return 2
+    except (ValueError, OSError, PaimonCommitConflict) as error:
+        message = str(error)
+        print(f"indexbridge: error: {message if message.startswith(args.table) else f'{args.table}: {message}'}", file=sys.stderr)
         return 2
     return 0

@@ -76,3 +76,103 @@ def paimon_plan(
     (``remain``/``skip``, Paimon's ``FileIndexPredicate``) and ``read`` (whether the read opens
     the file)."""
     return _call(spark, lambda p: p.planForPython(spark._jsparkSession, str(path), snapshot, _where(where)))
+
+
+# ------------------------------------------------------------------------------------------------
+# Writing: ``io.indexbridge.spark.PaimonWrite`` (Scala) does the work in Spark tasks and commits
+# one snapshot (or, for a load into a deletion-vector table, two) as Paimon's own commit does.
+
+
+class PaimonCommitConflict(RuntimeError):
+    """Another writer changed what a write job rewrites or deletes from (a concurrent compaction,
+    a concurrent assignment of keys to buckets): nothing was committed and the job's files were
+    removed. Run the job again on the new snapshot."""
+
+
+_CONFLICT_CLASS = "io.indexbridge.paimon.table.CommitConflictException"
+
+
+def _write(spark: SparkSession, call) -> dict:
+    import json
+
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors.exceptions.captured import CapturedException
+
+    try:
+        return json.loads(call(spark._jvm.io.indexbridge.spark.PaimonWrite))
+    except CapturedException as e:  # PySpark's own rendering of IllegalArgumentException and friends
+        origin = getattr(e, "_origin", None)
+        if origin is not None and origin.getClass().getName() == "java.lang.IllegalArgumentException":
+            raise ValueError(str(origin.getMessage())) from None
+        raise
+    except Py4JJavaError as e:
+        error = e.java_exception
+        name = error.getClass().getName()
+        if name == _ERROR_CLASS:
+            raise IndexFormatError(str(error.source()), int(error.offset()), str(error.expected())) from None
+        if name == _CONFLICT_CLASS:
+            raise PaimonCommitConflict(str(error.getMessage())) from None
+        if name == "java.lang.IllegalArgumentException":
+            raise ValueError(str(error.getMessage())) from None
+        raise
+
+
+def _options(options: dict[str, str] | Sequence[tuple[str, str]] | None) -> tuple[list[str] | None, list[str] | None]:
+    if options is None:
+        return None, None
+    pairs = list(options.items()) if isinstance(options, dict) else list(options)
+    return [str(k) for k, _ in pairs], [str(v) for _, v in pairs]
+
+
+def rewrite_paimon_file_indexes(
+    spark: SparkSession,
+    path: str | os.PathLike[str],
+    options: dict[str, str] | Sequence[tuple[str, str]] | None = None,
+    partitions: str | None = None,
+    only_missing: bool = False,
+) -> dict:
+    """Rebuilds the file indexes of the latest snapshot's data files as Paimon's
+    ``rewrite_file_index`` procedure does, and commits them (one COMPACT snapshot).
+
+    The indexes are the table's ``file-index.*`` options with ``options`` put over them (for this
+    rewrite only); each data file's container goes into the manifest when it is at most
+    ``file-index.in-manifest-threshold`` bytes, otherwise to ``<data file>.index`` (after an
+    existing ``.index`` file: ``-1.index``, ``-2.index`` ..., the old indexes of still-configured
+    columns kept). ``partitions`` (a condition on partition columns) limits the rewrite;
+    ``only_missing`` skips files that already have every index asked for. Returns the summary:
+    ``snapshot`` (None when nothing changed), ``commit_kind``, ``data_files``, ``embedded``,
+    ``index_files``, ``without_index``, ``attempts``."""
+    keys, values = _options(options)
+    return _write(spark, lambda w: w.rewriteFileIndexesForPython(spark._jsparkSession, str(path), keys, values, partitions, only_missing))
+
+
+def delete_paimon_rows(spark: SparkSession, path: str | os.PathLike[str], where: str | Column) -> dict:
+    """Deletes the rows where ``where`` (Spark SQL or a Column) holds from an append table with
+    ``deletion-vectors.enabled``: the positions are found in Spark tasks, merged with the old
+    deletion vectors and written as new deletion files (rolling at
+    ``deletion-vector.index-file.target-size``), committed as one OVERWRITE snapshot, as a DELETE
+    through Paimon's connector does. Returns ``snapshot``, ``commit_kind``, ``data_files``,
+    ``deleted_rows``, ``deletion_files_added``, ``deletion_files_removed``, ``attempts``."""
+    return _write(spark, lambda w: w.deleteForPython(spark._jsparkSession, str(path), _where(where)))
+
+
+def load_paimon_table(
+    spark: SparkSession,
+    path: str | os.PathLike[str],
+    df: DataFrame,
+    primary_key: Sequence[str] | None = None,
+    partition_by: Sequence[str] | None = None,
+    options: dict[str, str] | Sequence[tuple[str, str]] | None = None,
+) -> dict:
+    """Bulk-loads ``df`` into the dynamic-bucket primary-key table (``bucket = -1``) at ``path``;
+    a directory without a table is created from ``df``'s columns with ``primary_key`` (required
+    then), ``partition_by`` and ``options``. Keys go to buckets as Paimon's ``HashBucketAssigner``
+    puts them (``dynamic-bucket.target-row-num``), the last row of a key wins, each bucket's rows
+    are written sorted with its HASH index, and one APPEND snapshot is committed (buckets that
+    had data on a deletion-vector table are then compacted in a COMPACT snapshot). Returns
+    ``snapshot``, ``commit_kind``, ``rows``, ``data_files``, ``buckets``, ``new_buckets``,
+    ``compacted_buckets``, ``partitions``, ``attempts``."""
+    keys, values = _options(options)
+    pk = None if primary_key is None else list(primary_key)
+    parts = None if partition_by is None else list(partition_by)
+    return _write(spark, lambda w: w.loadForPython(spark._jsparkSession, str(path), df._jdf, pk, parts, keys, values))

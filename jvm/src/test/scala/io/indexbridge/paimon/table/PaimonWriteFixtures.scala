@@ -5,18 +5,14 @@ import java.nio.file.{Files, Path, Paths}
 import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.JsonNode
-import io.indexbridge.reference.{Canonical, PaimonAnswers, PaimonTables}
-import org.apache.paimon.append.AppendCompactCoordinator
+import io.indexbridge.reference.{Canonical, PaimonAnswers, PaimonTables, PaimonWriteReference}
 import org.apache.paimon.data.{GenericRow, InternalRow}
-import org.apache.paimon.disk.IOManager
 import org.apache.paimon.fs.{Path => PaimonPath}
 import org.apache.paimon.fs.local.LocalFileIO
-import org.apache.paimon.index.{FileIndexProcessor, HashBucketAssigner}
+import org.apache.paimon.index.FileIndexProcessor
 import org.apache.paimon.io.{CompactIncrement, DataIncrement}
-import org.apache.paimon.operation.BaseAppendFileStoreWrite
 import org.apache.paimon.table.{FileStoreTable => PaimonTable, FileStoreTableFactory}
 import org.apache.paimon.table.sink.{CommitMessage, CommitMessageImpl}
-import org.apache.paimon.types.RowKind
 
 /** Real Paimon tables for the write tests, and Paimon's own operations on them (Paimon 1.4.2's
   * Java API): writing rows, compacting, reading, rewriting file indexes with its
@@ -58,87 +54,21 @@ object PaimonWriteFixtures {
     answer(path, where).get("rows").elements().asScala.map(ReferenceTables.mapper.writeValueAsString).toSeq.sorted
 
   /** Rows Paimon reads, as Paimon's InternalRows. */
-  def internalRows(path: String): Seq[InternalRow] = {
-    val t = paimon(path)
-    val builder = t.newReadBuilder()
-    val serializer = new org.apache.paimon.data.serializer.InternalRowSerializer(t.rowType())
-    val out = Seq.newBuilder[InternalRow]
-    val reader = builder.newRead().createReader(builder.newScan().plan().splits())
-    try reader.forEachRemaining((r: InternalRow) => out += serializer.copy(r)) finally reader.close()
-    out.result()
-  }
+  def internalRows(path: String): Seq[InternalRow] = PaimonWriteReference.internalRows(path)
 
   /** Seeded conditions over the values of the table. */
   def conditions(path: String, seed: Long, n: Int): Seq[String] =
     PaimonAnswers.conditions(paimon(path), internalRows(path), seed, n)
 
-  private lazy val io = IOManager.create(Files.createTempDirectory("paimon-io").toString)
+  /** Paimon's batch writer ([[PaimonWriteReference.write]]). */
+  def paimonWrite(path: String, rows: Seq[GenericRow], compact: Boolean = false): Unit = PaimonWriteReference.write(path, rows, compact)
 
-  /** Writes `rows` with Paimon's batch writer (dynamic-bucket tables through its HashBucketAssigner)
-    * and commits; with `compact`, also fully compacts every bucket written. */
-  def paimonWrite(path: String, rows: Seq[GenericRow], compact: Boolean = false): Unit = {
-    val t = paimon(path)
-    val builder = t.newBatchWriteBuilder()
-    val write = builder.newWrite().withIOManager(io)
-    val commit = builder.newCommit()
-    try {
-      if (t.coreOptions().bucket() == -1 && !t.primaryKeys().isEmpty) {
-        val assigner = new HashBucketAssigner(t.snapshotManager(), "indexbridge-tests", t.store().newIndexFileHandler(), 1, 1, 0,
-          t.coreOptions().dynamicBucketTargetRowNum(),
-          Option(t.coreOptions().dynamicBucketMaxBuckets()).map(_.intValue).getOrElse(-1))
-        val extractor = t.createRowKeyExtractor()
-        rows.foreach { row =>
-          extractor.setRecord(row)
-          write.write(row, assigner.assign(extractor.partition(), extractor.trimmedPrimaryKey().hashCode()))
-        }
-      } else rows.foreach(write.write(_))
-      if (compact) t.newSnapshotReader().bucketEntries().asScala.foreach(e => write.compact(e.partition(), e.bucket(), true))
-      commit.commit(write.prepareCommit())
-    } finally {
-      write.close()
-      commit.close()
-    }
-  }
+  /** New rows for the table ([[PaimonWriteReference.newRows]]). */
+  def newRows(path: String, seed: Long, n: Int, keysFrom: Seq[InternalRow] = Nil): Seq[GenericRow] =
+    PaimonWriteReference.newRows(path, seed, n, keysFrom)
 
-  /** New rows for the table: fresh values of every column; `keys` (when given) the primary keys
-    * of existing rows to update. */
-  def newRows(path: String, seed: Long, n: Int, keysFrom: Seq[InternalRow] = Nil): Seq[GenericRow] = {
-    val t = paimon(path)
-    val r = PaimonTables.random(seed, "new-rows")
-    val fields = t.rowType().getFields.asScala.toIndexedSeq
-    val keyIdx = t.primaryKeys().asScala.map(k => fields.indexWhere(_.name == k))
-    val partIdx = t.partitionKeys().asScala.map(k => fields.indexWhere(_.name == k))
-    (0 until n).map { i =>
-      val values = fields.map(f => PaimonTables.sample(r, f.`type`))
-      val row = GenericRow.of(values: _*)
-      if (keysFrom.nonEmpty) {
-        val from = keysFrom(i % keysFrom.size)
-        (keyIdx ++ partIdx).distinct.foreach(j => row.setField(j, InternalRow.createFieldGetter(fields(j).`type`, j).getFieldOrNull(from)))
-      } else if (t.primaryKeys().isEmpty) partIdx.foreach { j =>
-        // partitions of the table's own rows, so partition directories stay few
-        val existing = internalRows(path)
-        if (existing.nonEmpty) row.setField(j, InternalRow.createFieldGetter(fields(j).`type`, j).getFieldOrNull(existing(i % existing.size)))
-      }
-      row.setRowKind(RowKind.INSERT)
-      row
-    }
-  }
-
-  /** Paimon's own compaction: every bucket of a primary-key or fixed-bucket table fully; an
-    * unaware-bucket append table through AppendCompactCoordinator. */
-  def paimonCompact(path: String): Unit = {
-    val t = paimon(path)
-    if (t.primaryKeys().isEmpty && t.coreOptions().bucket() == -1) {
-      val tasks = new AppendCompactCoordinator(t, false).run().asScala
-      if (tasks.nonEmpty) {
-        val write = t.store().newWrite("indexbridge-compact").asInstanceOf[BaseAppendFileStoreWrite]
-        val messages = tasks.map(_.doCompact(t, write))
-        val commit = t.newBatchWriteBuilder().newCommit()
-        try commit.commit(messages.asJava) finally commit.close()
-        write.close()
-      }
-    } else paimonWrite(path, Nil, compact = true)
-  }
+  /** Paimon's own compaction ([[PaimonWriteReference.compact]]). */
+  def paimonCompact(path: String): Unit = PaimonWriteReference.compact(path)
 
   /** Paimon's rewrite_file_index: FileIndexProcessor over every live data file, one commit. */
   def paimonRewriteFileIndex(path: String, dynamic: Map[String, String] = Map.empty): Unit = {
