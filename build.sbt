@@ -35,7 +35,12 @@ lazy val root = (project in file("."))
       "it.unimi.dsi" % "fastutil" % "8.5.12" % Test,
       // Paimon's own classes: the baseline of `indexbridge bench fileindex` (io.indexbridge.bench.FileIndexBench,
       // which the bench loads with the jar scripts/bootstrap.sh fetches) and of the cross-check tests; never in the jar
-      "org.apache.paimon" % "paimon-bundle" % "1.4.2" % Provided
+      "org.apache.paimon" % "paimon-bundle" % "1.4.2" % Provided,
+      // Iceberg's and Delta's own readers and writers: the references of the lakehouse DV tests (Puffin,
+      // Delta DV files, tables read through Spark); Iceberg's runtime jar already holds iceberg-core; never in the jar
+      "org.apache.iceberg" % "iceberg-spark-runtime-4.0_2.13" % "1.11.0" % Provided intransitive (),
+      "io.delta" % "delta-spark_4.0_2.13" % "4.4.0" % Provided intransitive (),
+      "io.delta" % "delta-storage" % "4.4.0" % Provided intransitive ()
     ),
     Test / fork := true,
     Test / javaOptions ++= Seq("-Xmx2g"),

@@ -26,6 +26,15 @@ if [ ! -f "$HOME/.m2/repository/org/apache/paimon/paimon-bundle/1.4.2/paimon-bun
   mvn --batch-mode --quiet dependency:get -Dartifact=org.apache.paimon:paimon-bundle:1.4.2 -Dtransitive=false
 fi
 
+# Iceberg's and Delta's own classes: the references of the lakehouse DV tests (integration/test_spark_lakehouse.py
+# puts them into its Spark session; the sbt tests get theirs from the build)
+for artifact in org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.11.0 io.delta:delta-spark_4.0_2.13:4.4.0 io.delta:delta-storage:4.4.0; do
+  IFS=: read -r group name version <<<"$artifact"
+  if [ ! -f "$HOME/.m2/repository/${group//.//}/$name/$version/$name-$version.jar" ]; then
+    mvn --batch-mode --quiet dependency:get -Dartifact="$artifact" -Dtransitive=false
+  fi
+done
+
 bin/sbt package
 mkdir -p python/indexbridge/jars
 cp target/scala-2.13/indexbridge_2.13-0.1.0.jar python/indexbridge/jars/indexbridge.jar
