@@ -29,6 +29,7 @@ class PaimonSparkSpec extends AnyFunSuite with BeforeAndAfterAll {
   private lazy val spark = SparkSession.builder().master("local[2]").appName("PaimonSparkSpec")
     .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
     .config("spark.sql.session.timeZone", "UTC").config("spark.sql.datetime.java8API.enabled", "true")
+    .config("spark.sql.extensions", classOf[IndexBridgeExtensions].getName) // whichever spec's session is reused has the functions
     .getOrCreate().tap(_.sparkContext.setLogLevel("ERROR"))
 
   override def afterAll(): Unit = spark.stop()
