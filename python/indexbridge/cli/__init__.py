@@ -1,4 +1,4 @@
-"""The `indexbridge` command: inspect | conformance | paimon | bleve | demo | bench."""
+"""The `indexbridge` command: inspect | conformance | paimon | bleve | iceberg | delta | demo | bench."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = commands.add_parser("inspect", help="summarise index files")
     p.add_argument("files", nargs="+")
-    p.add_argument("--format", choices=["dv", "dv-file", "hash", "file-index", "bloom", "bitmap", "bsi", "range-bitmap", "zap"], default=None)
+    p.add_argument("--format", choices=["dv", "dv-file", "hash", "file-index", "bloom", "bitmap", "bsi", "range-bitmap", "zap", "puffin", "delta-dv"], default=None)
     p.add_argument("--json", action="store_true")
     p.add_argument("--engine", choices=["python", "jvm"], default="python")
     p.add_argument("--type", action="append", default=[], metavar="[COLUMN=]TYPE",
@@ -58,6 +58,24 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--query", default=None, metavar="QUERY_JSON", help="search: bleve's query JSON, or @FILE")
     p.add_argument("--size", type=int, default=None, metavar="N", help="search: at most N hits (default: all)")
 
+    p = commands.add_parser("iceberg", help="Iceberg v3 deletion vectors: a Paimon snapshot's DVs as Puffin files (frames copied)")
+    p.add_argument("action", choices=["dv-from-paimon"])
+    p.add_argument("table", metavar="TABLE_DIR", help="the Paimon table")
+    p.add_argument("out_dir", metavar="OUT_DIR", help="where the .puffin files and delete-files.jsonl go (empty or absent)")
+    p.add_argument("--snapshot", type=int, default=None, metavar="ID", help="a snapshot id (default: the latest)")
+
+    p = commands.add_parser("delta", help="Delta Lake deletion vectors: a Paimon snapshot's DVs as Delta DV files and "
+                            "descriptors; a Delta table's DVs read back")
+    p.add_argument("action", choices=["dv-from-paimon", "dvs"])
+    p.add_argument("table", metavar="TABLE_DIR", help="dv-from-paimon: the Paimon table; dvs: the Delta table")
+    p.add_argument("out_dir", metavar="OUT_DIR", nargs="?", default=None,
+                   help="dv-from-paimon: the Delta table root for the DV files and descriptors.jsonl (empty or absent)")
+    p.add_argument("--snapshot", type=int, default=None, metavar="ID", help="dv-from-paimon: a Paimon snapshot id (default: the latest)")
+    p.add_argument("--storage", choices=["u", "p"], default="u",
+                   help="dv-from-paimon: u = copies named deletion_vector_<uuid>.bin (default), p = descriptors of Paimon's own files")
+    p.add_argument("--version", type=int, default=None, metavar="N", help="dvs: a table version (default: the latest)")
+    p.add_argument("--json", action="store_true", help="dvs: one JSON object")
+
     p = commands.add_parser("demo", help="the main job: a real Paimon table read, pruned and verified, and its index files built, on an embedded local Spark")
     p.add_argument("--rows", type=int, default=200_000, help="orders in the demo's Paimon table")
     p.add_argument("--buckets", type=int, default=4, help="buckets of the demo's Paimon table")
@@ -96,6 +114,10 @@ def main(argv: list[str] | None = None) -> int:
         from indexbridge.cli.bleve import run as run_bleve
 
         return run_bleve(args)
+    if args.command in ("iceberg", "delta"):
+        from indexbridge.cli.lakehouse import run_delta, run_iceberg
+
+        return run_iceberg(args) if args.command == "iceberg" else run_delta(args)
     if args.command == "demo":
         from indexbridge.cli.demo import run
 

@@ -12,6 +12,7 @@ expected`, and the exit status is 2 if any file failed; never a traceback, which
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -29,13 +30,19 @@ DV32_MAGIC = bytes.fromhex("5e43f2d0")
 DV64_MAGIC = bytes.fromhex("d1d33964")
 ZAP_FOOTER_SIZE = 44
 ZAP_VERSION = (11).to_bytes(4, "big")
+PUFFIN_MAGIC = b"PFA1"
+DELTA_DV_FILE_NAME = re.compile(r"^deletion_vector_[0-9a-fA-F-]{36}\.bin$")
 
 
 def detect(path: str, head: bytes, tail: bytes = b"") -> str:
     """The format of a file from its first bytes (zap: its footer's version); HASH index files
     have no magic (`--format hash`)."""
+    if head[:4] == PUFFIN_MAGIC:
+        return "puffin"
     if head[4:8] in (DV32_MAGIC, DV64_MAGIC):
         return "dv"
+    if head[:1] == b"\x01" and DELTA_DV_FILE_NAME.match(Path(path).name):
+        return "delta-dv"
     if head[:1] == b"\x01" and (len(head) == 1 or head[5:9] in (DV32_MAGIC, DV64_MAGIC)):
         return "dv-file"
     if head[:8] == CONTAINER_MAGIC:
@@ -84,6 +91,10 @@ def describe(path: str, fmt: str | None, options: InspectOptions = InspectOption
         return describe_container(path, data, options.types, options.query)
     if fmt in RAW_FORMATS:
         return describe_raw(path, data, fmt, options.types.get(""), options.query)
+    if fmt in ("puffin", "delta-dv"):
+        from indexbridge.cli.lakehouse import describe_delta_dv_file, describe_puffin
+
+        return describe_puffin(path, data) if fmt == "puffin" else describe_delta_dv_file(path, data)
     if fmt == "dv":
         dv = DeletionVector.deserialize(data, source=path)
         return {"file": path, "format": "dv", "file_size": len(data), "index_meta_length": dv.index_meta_length(), **_dv_summary(dv)}
@@ -137,9 +148,11 @@ def _text(summary: dict) -> str:
             lines.append(f"  doc {value['doc']}:")
             lines += [f"    {v['field']} ({v['type']}{', ' + str(v['array_positions']) if v['array_positions'] else ''}): "
                       + (v["value"] if "value" in v else "0x" + v["value_hex"]) for v in value["stored"]]  # fmt: skip
-        elif key == "vectors":
-            lines.append(f"  vectors: {len(value)}")
-            lines += [f"    @{v['offset']}: " + _pairs(v, "offset") for v in value]
+        elif key in ("vectors", "blobs"):
+            lines.append(f"  {key}: {len(value)}")
+            lines += [f"    @{v['offset']}: " + _pairs(v, "offset", "positions", "properties")
+                      + ("".join(f" [{a},{b})" for a, b in v["positions"]["ranges"][:8]) + (" ..." if len(v["positions"]["ranges"]) > 8 else "")
+                         if "positions" in v else "") for v in value]  # fmt: skip
         elif key == "columns":
             lines.append(f"  columns: {len(value)}")
             for c in value:
