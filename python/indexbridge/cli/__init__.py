@@ -83,12 +83,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--workdir", default=None, help="where the demo table is written (default: a temporary directory)")
 
     p = commands.add_parser("bench", help="benchmarks printing ratios against baselines run in the same process")
-    p.add_argument("suite", choices=["dv", "zap", "fileindex", "table", "bleve"])
+    p.add_argument("suite", choices=["dv", "zap", "fileindex", "table", "table-write", "bleve"])
     p.add_argument("--positions", type=int, default=20_000_000, help="dv: deleted positions")
     p.add_argument("--files", type=int, default=1000, help="dv: data files")
     p.add_argument("--docs", type=int, default=None, help="zap: documents in the generated corpus (2000); bleve: documents indexed (200000)")
-    p.add_argument("--rows", type=int, default=None, help="fileindex: rows per data file (1,000,000); table: orders (10,000,000)")
-    p.add_argument("--warehouse", default=None, help="table: where the table is written once and reused (default: the temp dir)")
+    p.add_argument("--rows", type=int, default=None, help="fileindex: rows per data file (1,000,000); table, table-write: orders (10,000,000)")
+    p.add_argument("--warehouse", default=None, help="table, table-write: where the table is written once and reused (default: the temp dir)")
     p.add_argument("--peers", action="store_true", help="table: also time pypaimon 2.1 and pypaimon-rust 0.4 (installed into .venv-peers)")
     p.add_argument("--queries", type=int, default=200, help="fileindex: equality queries per index")
     p.add_argument("--rounds", type=int, default=None, help="timing rounds, the best is reported (zap: 5, fileindex: 3)")
@@ -126,13 +126,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.rounds is None:
             args.rounds = 3 if args.suite in ("fileindex", "table") else 5
         if args.rows is None:
-            args.rows = 10_000_000 if args.suite == "table" else 1_000_000
+            args.rows = 10_000_000 if args.suite in ("table", "table-write") else 1_000_000
         if args.docs is None:
             args.docs = 200_000 if args.suite == "bleve" else 2000
         if args.suite == "bleve":
             from indexbridge.cli.bench_bleve import run as run_bleve_bench
 
             return run_bleve_bench(args)
+        if args.suite == "table-write":
+            from indexbridge.cli.bench_table_write import run as run_table_write
+
+            return run_table_write(args)
         if args.suite == "table":
             from indexbridge.cli.bench_table import run as run_table
 

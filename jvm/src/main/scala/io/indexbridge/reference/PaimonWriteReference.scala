@@ -26,6 +26,8 @@ import org.apache.paimon.types.RowKind
   * answer TABLE OUT.json [CONDITION]                                    PaimonAnswers.answer
   * write TABLE SEED ROWS OUT.json                                       Paimon writes ROWS new rows,
   *                                                                      compacts, answers
+  * bench-table WAREHOUSE ROWS OUT.json                                  the benchmark's table (once)
+  * bench-rewrite TABLE OUT.json [KEY=VALUE ...]                         FileIndexProcessor's time
   * }}}
   */
 object PaimonWriteReference {
@@ -119,7 +121,67 @@ object PaimonWriteReference {
     } else write(path, Nil, compact = true)
   }
 
+  /** The benchmark's append table `db.bench_append` under `warehouse` (created once): `rows`
+    * orders (id, customer, amount, status, note) with deletion vectors enabled and no file
+    * indexes, written by Paimon's batch writer in files of about 8 mb. */
+  def benchTable(warehouse: String, rows: Long): String = {
+    val path = Paths.get(warehouse, "db.db", "bench_append")
+    if (!Files.exists(path.resolve("snapshot"))) {
+      val columns = Seq(
+        PaimonTables.Column("id", org.apache.paimon.types.DataTypes.BIGINT()),
+        PaimonTables.Column("customer", org.apache.paimon.types.DataTypes.STRING()),
+        PaimonTables.Column("amount", org.apache.paimon.types.DataTypes.INT()),
+        PaimonTables.Column("status", org.apache.paimon.types.DataTypes.STRING()),
+        PaimonTables.Column("note", org.apache.paimon.types.DataTypes.STRING()))
+      val options = Map("bucket" -> "-1", "deletion-vectors.enabled" -> "true", "target-file-size" -> "8 mb")
+      val cat = org.apache.paimon.catalog.CatalogFactory.createCatalog(org.apache.paimon.catalog.CatalogContext.create(
+        new org.apache.paimon.options.Options(Map("warehouse" -> warehouse).asJava)))
+      try {
+        cat.createDatabase("db", true)
+        val builder = org.apache.paimon.schema.Schema.newBuilder()
+        columns.foreach(c => builder.column(c.name, c.dataType))
+        builder.options(options.asJava)
+        cat.createTable(org.apache.paimon.catalog.Identifier.create("db", "bench_append"), builder.build(), true)
+      } finally cat.close()
+      val statuses = Array("NEW", "PAID", "SHIPPED", "RETURNED").map(org.apache.paimon.data.BinaryString.fromString)
+      val words = Array("fast", "delivery", "gift", "wrap", "fragile", "express", "weekend", "office")
+      def s(x: String) = org.apache.paimon.data.BinaryString.fromString(x)
+      val t = paimon(path.toString)
+      val builder = t.newBatchWriteBuilder()
+      val w = builder.newWrite().withIOManager(io)
+      val commit = builder.newCommit()
+      try {
+        var i = 0L
+        while (i < rows) {
+          w.write(GenericRow.of(Long.box(i), s(s"customer-${i * 7919 % 100000}"), Int.box((i * 31 % 1000).toInt), statuses((i % 4).toInt),
+            s(s"${words((i % 8).toInt)} ${words((i * 7 % 8).toInt)} $i")))
+          i += 1
+        }
+        commit.commit(w.prepareCommit())
+      } finally { w.close(); commit.close() }
+    }
+    path.toString
+  }
+
+  /** Paimon's FileIndexProcessor over every data file of the table with `options` (its index
+    * writer, one JVM, one thread): the seconds it took, nothing committed. */
+  def benchRewrite(path: String, options: Map[String, String]): Double = {
+    val t = paimon(path, options)
+    val processor = new org.apache.paimon.index.FileIndexProcessor(t)
+    val entries = t.store().newScan().plan().files().asScala
+    val start = System.nanoTime()
+    entries.foreach(e => processor.process(e.partition(), e.bucket(), e))
+    (System.nanoTime() - start) / 1e9
+  }
+
   def main(args: Array[String]): Unit = args.toList match {
+    case "bench-table" :: warehouse :: rows :: out :: Nil =>
+      val start = System.nanoTime()
+      val path = benchTable(warehouse, rows.toLong)
+      Files.write(Paths.get(out), mapper.writeValueAsBytes(mapper.createObjectNode().put("path", path).put("seconds", (System.nanoTime() - start) / 1e9)))
+    case "bench-rewrite" :: path :: out :: options =>
+      val seconds = benchRewrite(path, options.map(_.split("=", 2)).map(kv => kv(0) -> kv(1)).toMap)
+      Files.write(Paths.get(out), mapper.writeValueAsBytes(mapper.createObjectNode().put("seconds", seconds)))
     case "create" :: kind :: seed :: warehouse :: name :: out :: options =>
       val changes = options.map(_.split("=", 2)).map(kv => kv(0) -> kv(1))
       val path = create(warehouse, name, kind, seed.toLong, o => changes.foldLeft(o) { case (acc, (k, v)) =>
@@ -136,7 +198,8 @@ object PaimonWriteReference {
       Files.write(Paths.get(out), mapper.writeValueAsBytes(PaimonAnswers.answer(path, None, None)))
     case _ =>
       System.err.println("usage: PaimonWriteReference create KIND SEED WAREHOUSE NAME OUT.json [KEY=VALUE|KEY=- ...]" +
-        " | answer TABLE OUT.json [CONDITION] | write TABLE SEED ROWS OUT.json")
+        " | answer TABLE OUT.json [CONDITION] | write TABLE SEED ROWS OUT.json | bench-table WAREHOUSE ROWS OUT.json" +
+        " | bench-rewrite TABLE OUT.json [KEY=VALUE ...]")
       sys.exit(2)
   }
 }

@@ -30,7 +30,8 @@ import org.apache.spark.sql.types._
   *            primary-key table (partition keys within the primary key) with the deduplicate
   *            merge engine and Parquet files
   * rows       the DataFrame's columns by name, cast to the table's types; a missing nullable
-  *            column is null; per (partition, primary key) the last row of the input wins
+  *            column is null; per (partition, primary key) the last row of the input wins (rows
+  *            reach the write tasks sorted by key and newest first, older ones are skipped)
   * buckets    a key hash (BinaryRow.hashCode of the trimmed primary key) in the partition's HASH
   *            index keeps its bucket; new hashes, in order of first appearance, fill the existing
   *            buckets under dynamic-bucket.target-row-num, then new ones ([[DynamicBucketAssigner]])
@@ -79,24 +80,21 @@ object PaimonLoad {
       .withColumn("_ib_ord", monotonically_increasing_id())
       .withColumn("_ib_part", PaimonWriteExpressions.binaryRow(schema.partitionKeys.map(k => col(quote(k))), partTypes))
       .withColumn("_ib_hash", PaimonWriteExpressions.keyHash(keys.map(k => col(quote(k))), keyTypes))
-    // the last row of each (partition, key) wins; its hash first appeared with the key's first row
-    val deduped = rows.groupBy((col("_ib_part") +: keys.map(k => col(quote(k)))): _*)
-      .agg(max_by(struct(schema.fieldNames.map(n => col(quote(n))): _*), col("_ib_ord")).as("_ib_row"),
-        min(col("_ib_ord")).as("_ib_first"), min(col("_ib_hash")).as("_ib_hash"))
-      .select(col("_ib_part"), col("_ib_hash"), col("_ib_first"), col("_ib_row"))
-      .persist()
-    try loadDeduped(spark, table, schema, coreOptions, base, deduped, keys, hooks)
-    finally deduped.unpersist()
+    // when each key hash first appears (its order for the assigner); the last row of a key wins
+    // later, in the write tasks (rows sorted by key, then newest first)
+    val firsts = rows.groupBy(col("_ib_part"), col("_ib_hash")).agg(min(col("_ib_ord")).as("_ib_first")).persist()
+    try loadRows(spark, table, schema, coreOptions, base, rows, firsts, keys, hooks)
+    finally firsts.unpersist()
   }
 
-  private def loadDeduped(spark: SparkSession, table: FileStoreTable, schema: TableSchema, coreOptions: CoreOptions,
-      base: Option[Snapshot], deduped: DataFrame, keys: Seq[String], hooks: CommitHooks): WriteSummary = {
+  private def loadRows(spark: SparkSession, table: FileStoreTable, schema: TableSchema, coreOptions: CoreOptions,
+      base: Option[Snapshot], rows: DataFrame, firsts: DataFrame, keys: Seq[String], hooks: CommitHooks): WriteSummary = {
     import spark.implicits._
     val path = table.path.toString
     val partTypes = schema.partitionKeys.map(k => schema.keyTypeOf(k).get)
     val live = base.fold(Seq.empty[ManifestEntry])(TableCommit.liveEntries(table.path, _))
     val hashEntries = TableCommit.indexEntries(table.path, base).filter(_.indexType == HashIndex.IndexType)
-    val partitions = deduped.select(col("_ib_part")).distinct().as[Array[Byte]].collect().map(ByteBuffer.wrap).toSet
+    val partitions = firsts.select(col("_ib_part")).distinct().as[Array[Byte]].collect().map(ByteBuffer.wrap).toSet
     if (partitions.isEmpty) return WriteSummary(path, None, None, Seq("rows" -> 0L))
 
     // the hashes the partitions' HASH indexes hold, read in tasks
@@ -115,21 +113,27 @@ object PaimonLoad {
     val assigners = partitions.map { p =>
       hex(p.array()) -> DynamicBucketAssigner(known.filter(e => ByteBuffer.wrap(e.partition) == p).map(e => e.bucket -> e.rowCount), target, maxBuckets)
     }.toMap
-    val fresh = deduped.groupBy(col("_ib_part"), col("_ib_hash")).agg(min(col("_ib_first")).as("_ib_first"))
-      .join(existing.select(col("_ib_part"), col("_ib_hash")), Seq("_ib_part", "_ib_hash"), "left_anti")
+    val fresh = (if (known.isEmpty) firsts else firsts.join(existing.select(col("_ib_part"), col("_ib_hash")), Seq("_ib_part", "_ib_hash"), "left_anti"))
       .orderBy(col("_ib_part"), col("_ib_first"))
     val ranked = fresh.rdd.map(r => (r.getAs[Array[Byte]](0), r.getInt(1), r.getLong(2))).zipWithIndex()
+      .persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK)
     // where each partition's ranks start (the smallest global index; per task, then on the driver:
     // no shuffle of primitive pairs, which Spark would hand to Kryo)
-    val offsets = ranked.mapPartitions { it =>
-      val first = mutable.HashMap.empty[String, Long]
-      it.foreach { case ((p, _, _), i) => val k = hex(p); if (!first.get(k).exists(_ <= i)) first(k) = i }
+    val starts = ranked.mapPartitions { it =>
+      val first = mutable.HashMap.empty[String, (Long, Long)]
+      it.foreach { case ((p, _, _), i) =>
+        val k = hex(p)
+        val (start, n) = first.getOrElse(k, (i, 0L))
+        first(k) = (math.min(start, i), n + 1)
+      }
       first.iterator
-    }.collect().groupBy(_._1).map { case (k, vs) => k -> vs.map(_._2).min }
+    }.collect().groupBy(_._1).map { case (k, vs) => k -> (vs.map(_._2._1).min, vs.map(_._2._2).sum) }
+    val offsets = starts.map { case (k, (start, _)) => k -> start }
     val assigned = ranked.map { case ((p, h, first), i) =>
       val key = hex(p)
       (p, h, assigners(key).bucket(i - offsets(key), h), first)
     }.toDF("_ib_part", "_ib_hash", "_ib_bucket", "_ib_hash_first")
+      .persist() // used by the bucket list and the join
     val buckets = assigned.unionByName(existing.withColumn("_ib_hash_first", lit(-1L)))
 
     // per (partition, bucket): files and HASH index written in tasks
@@ -142,13 +146,20 @@ object PaimonLoad {
     val writeContext = WriteContext(path, schema, FileIndexRewrite.orderedOptions(table.path, schema.id), sparkTypes, numLevels - 1,
       coreOptions.bucket, targetFileSize(schema), bucketInfo, oldHash, commitId)
     val sortKeys = keys.map(k => col("_ib_row." + quote(k)))
-    val toWrite = deduped.join(buckets, Seq("_ib_part", "_ib_hash"))
-      .select(col("_ib_part"), col("_ib_bucket"), col("_ib_hash_first"), col("_ib_hash"), col("_ib_row"))
-    val pairs = toWrite.select(col("_ib_part"), col("_ib_bucket")).distinct().as[(Array[Byte], Int)].collect().toSeq
+    // the (partition, bucket) pairs written: those the new hashes fill (from their counts) and the known ones
+    val pairs = (partitions.toSeq.flatMap { p =>
+      val k = hex(p.array())
+      assigners(k).bucketsFor(starts.get(k).fold(0L)(_._2)).map(b => (p.array(), b))
+    } ++ known.map(e => (e.partition, e.bucket))).distinctBy { case (p, b) => (hex(p), b) }
+    // the small side (a hash's bucket) hashed, the rows streamed past it
+    val toWrite = rows.join(buckets.hint("shuffle_hash"), Seq("_ib_part", "_ib_hash"))
+      .select(col("_ib_part"), col("_ib_bucket"), col("_ib_hash_first"), col("_ib_hash"), col("_ib_ord"),
+        struct(schema.fieldNames.map(n => col(quote(n))): _*).as("_ib_row"))
     val sorted = toWrite.repartition(math.max(1, math.min(pairs.size, spark.sparkContext.defaultParallelism * 4)), col("_ib_part"), col("_ib_bucket"))
-      .sortWithinPartitions((col("_ib_part") +: col("_ib_bucket") +: sortKeys): _*)
+      .sortWithinPartitions((col("_ib_part") +: col("_ib_bucket") +: sortKeys :+ col("_ib_ord").desc): _*)
     try {
-      val results = sorted.queryExecution.toRdd.mapPartitions(rows => writeBuckets(writeContext, rows)).collect().toSeq
+      val results = try sorted.queryExecution.toRdd.mapPartitions(rows => writeBuckets(writeContext, rows)).collect().toSeq
+        finally { assigned.unpersist(); ranked.unpersist() }
       val changes = CommitChanges(CommitKind.Append,
         results.flatMap(r => r.files.map { case (meta, _, _) => ManifestEntry(Manifest.Add, r.partition, r.bucket, coreOptions.bucket, meta) }),
         results.flatMap(_.hash),
@@ -221,7 +232,7 @@ object PaimonLoad {
       .agg(max_by(struct((schema.fieldNames.map(n => col(quote(n))) :+ col("_ib_kind")): _*), col("_ib_seq")).as("_ib_win"),
         org.apache.spark.sql.functions.max(col("_ib_seq")).as("_ib_seq"))
       .where(col("_ib_win._ib_kind").isin(0, 2)) // +I, +U (DropDeleteReader)
-      .select(col("_ib_part"), col("_ib_bucket"), col("_ib_seq"), lit(0).as("_ib_hash"),
+      .select(col("_ib_part"), col("_ib_bucket"), col("_ib_seq"), lit(0).as("_ib_hash"), lit(0L).as("_ib_ord"),
         struct(schema.fieldNames.map(n => col("_ib_win." + quote(n)).as(n)): _*).as("_ib_row"))
     val sorted = merged.repartition(math.max(1, math.min(buckets.size, spark.sparkContext.defaultParallelism * 4)), col("_ib_part"), col("_ib_bucket"))
       .sortWithinPartitions((col("_ib_part") +: col("_ib_bucket") +: keys.map(k => col("_ib_row." + quote(k)))): _*)
@@ -270,7 +281,7 @@ object PaimonLoad {
         if (current != null) out += current.finish()
         current = new BucketWriter(ctx, part.clone(), bucket, paths, partTypes)
       }
-      current.write(r.getStruct(4, n), r.getInt(3), r.getLong(2))
+      current.write(r.getStruct(5, n), r.getInt(3), r.getLong(2))
     }
     if (current != null) out += current.finish()
     org.apache.spark.sql.indexbridge.PaimonDataFiles.maybeFail(if (ctx.compaction) "load-compaction" else "load")
@@ -305,6 +316,14 @@ object PaimonLoad {
     private var lastRow: InternalRow = _
     private var index: FileIndexRewrite.Builder = _
 
+    private def sameKey(a: InternalRow, b: InternalRow): Boolean = keyIndexes.forall { i =>
+      val t = ctx.sparkTypes(i)
+      (a.get(i, t), b.get(i, t)) match {
+        case (x: Array[Byte], y: Array[Byte]) => java.util.Arrays.equals(x, y)
+        case (x, y)                           => x == y
+      }
+    }
+
     private def keyOf(row: InternalRow): Array[Byte] =
       ManifestFiles.serialize(keyIndexes.zip(keyTypes).map { case (i, t) =>
         PaimonWriteExpressions.internal(ctx.sparkTypes(i), t, if (row.isNullAt(i)) null else row.get(i, ctx.sparkTypes(i)))
@@ -314,6 +333,7 @@ object PaimonLoad {
       * a known hash), or in a compaction the row's own sequence number. */
     def write(row: InternalRow, hash: Int, first: Long): Unit = {
       keyIndexes.foreach(i => if (row.isNullAt(i)) throw new IllegalArgumentException(s"a row with a null primary key column '${schema.fieldNames(i)}'"))
+      if (lastRow != null && sameKey(lastRow, row)) return // an older row of the key just written
       if (!ctx.compaction && first >= 0 && !newHashes.contains(hash)) newHashes(hash) = first
       val seq = if (ctx.compaction) first else sequence
       if (writer == null) open(row, seq)

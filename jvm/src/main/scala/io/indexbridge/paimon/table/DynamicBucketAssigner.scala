@@ -49,6 +49,16 @@ final case class DynamicBucketAssigner(existingCounts: Seq[(Int, Long)], target:
       }
     }
 
+  /** The buckets the first `n` new hashes go to (max-buckets reached: every bucket). */
+  def bucketsFor(n: Long): Seq[Int] =
+    if (n <= 0) Nil
+    else if (n <= inExisting) slots.scanLeft(0L)(_ + _._2).zip(slots).takeWhile(_._1 < n).map(_._2._1)
+    else {
+      val created = (0L to (n - inExisting - 1) / target).iterator.map(newBucket).takeWhile(_.isDefined).flatten.toSeq
+      val overflow = (n - inExisting) > created.size.toLong * target
+      (slots.map(_._1) ++ created ++ (if (overflow) allBuckets else Nil)).distinct
+    }
+
   /** The k-th bucket created (smallest ids not in use), or None past max-buckets. */
   private def newBucket(k: Long): Option[Int] = {
     if (k > globalMax) return None

@@ -24,7 +24,8 @@ object PaimonWriteExpressions {
   /** A partition as the serialized BinaryRow manifests hold (`i32 BE arity` + row) of columns
     * written as Paimon `types`. */
   def binaryRow(columns: Seq[Column], types: Seq[KeyType]): Column =
-    ExpressionUtils.column(PaimonBinaryRow(columns.map(ExpressionUtils.expression), types))
+    if (columns.isEmpty) org.apache.spark.sql.functions.lit(io.indexbridge.paimon.table.ManifestFiles.serialize(Nil, Nil))
+    else ExpressionUtils.column(PaimonBinaryRow(columns.map(ExpressionUtils.expression), types))
 
   /** A Spark internal value of Spark type `t` as the table layer's internal value of Paimon type `k`
     * ([[io.indexbridge.paimon.BinaryRow]]'s conventions; timestamps cut to the type's precision). */
@@ -75,8 +76,23 @@ case class PaimonBinaryRow(children: Seq[Expression], types: Seq[KeyType]) exten
   override def nullable: Boolean = false
   override def prettyName: String = "ib_paimon_binary_row"
 
-  override def eval(input: InternalRow): Any =
-    io.indexbridge.paimon.table.ManifestFiles.serialize(children.zip(types).map { case (c, t) => PaimonWriteExpressions.internal(c.dataType, t, c.eval(input)) }, types)
+  @transient private lazy val row = new BinaryRowBuilder(children.length)
+
+  override def eval(input: InternalRow): Any = {
+    row.reset()
+    var i = 0
+    while (i < children.length) {
+      val c = children(i)
+      c.eval(input) match {
+        case s: UTF8String => row.writeString(i, s.getBytes)
+        case v             => BinaryRowWriter.set(row, i, PaimonWriteExpressions.internal(c.dataType, types(i), v), types(i))
+      }
+      i += 1
+    }
+    val out = new Array[Byte](4 + row.length)
+    java.nio.ByteBuffer.wrap(out).putInt(children.length).put(row.bytes)
+    out
+  }
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): PaimonBinaryRow = copy(children = newChildren)
 }
