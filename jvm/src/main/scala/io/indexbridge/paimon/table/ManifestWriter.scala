@@ -86,12 +86,18 @@ object ManifestWriter {
     if (s.getType == Schema.Type.UNION) s.getTypes.asScala.find(_.getType != Schema.Type.NULL).get else s
   }
 
+  /** A record of a file change (manifest or index manifest entry): its first four fields. */
+  private def change(schema: Schema, version: Int, kind: Int, partition: Array[Byte], bucket: Int): GenericData.Record = {
+    val r = new GenericData.Record(schema)
+    r.put("_VERSION", version)
+    r.put("_KIND", kind)
+    r.put("_PARTITION", bytes(partition))
+    r.put("_BUCKET", bucket)
+    r
+  }
+
   def manifestEntryRecord(e: ManifestEntry): GenericRecord = {
-    val r = new GenericData.Record(ManifestEntrySchema)
-    r.put("_VERSION", ManifestVersion)
-    r.put("_KIND", e.kind)
-    r.put("_PARTITION", bytes(e.partition))
-    r.put("_BUCKET", e.bucket)
+    val r = change(ManifestEntrySchema, ManifestVersion, e.kind, e.partition, e.bucket)
     r.put("_TOTAL_BUCKETS", e.totalBuckets)
     val fs = fieldSchema(ManifestEntrySchema, "_FILE")
     val f = new GenericData.Record(fs)
@@ -139,11 +145,7 @@ object ManifestWriter {
   }
 
   def indexManifestEntryRecord(e: IndexManifestEntry): GenericRecord = {
-    val r = new GenericData.Record(IndexManifestEntrySchema)
-    r.put("_VERSION", IndexManifestVersion)
-    r.put("_KIND", e.kind)
-    r.put("_PARTITION", bytes(e.partition))
-    r.put("_BUCKET", e.bucket)
+    val r = change(IndexManifestEntrySchema, IndexManifestVersion, e.kind, e.partition, e.bucket)
     r.put("_INDEX_TYPE", e.indexType)
     r.put("_FILE_NAME", e.fileName)
     r.put("_FILE_SIZE", e.fileSize)

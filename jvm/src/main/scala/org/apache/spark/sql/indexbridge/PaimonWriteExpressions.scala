@@ -19,13 +19,27 @@ object PaimonWriteExpressions {
 
   /** Paimon's key hash (`BinaryRow.hashCode()`) of columns written as Paimon `types`. */
   def keyHash(columns: Seq[Column], types: Seq[KeyType]): Column =
-    ExpressionUtils.column(PaimonKeyHash(columns.map(ExpressionUtils.expression), types))
+    ExpressionUtils.column(PaimonBinaryRow(columns.map(ExpressionUtils.expression), types, serialized = false))
 
   /** A partition as the serialized BinaryRow manifests hold (`i32 BE arity` + row) of columns
     * written as Paimon `types`. */
   def binaryRow(columns: Seq[Column], types: Seq[KeyType]): Column =
     if (columns.isEmpty) org.apache.spark.sql.functions.lit(io.indexbridge.paimon.table.ManifestFiles.serialize(Nil, Nil))
-    else ExpressionUtils.column(PaimonBinaryRow(columns.map(ExpressionUtils.expression), types))
+    else ExpressionUtils.column(PaimonBinaryRow(columns.map(ExpressionUtils.expression), types, serialized = true))
+
+  /** Writes each child's value of `input` into `row` as the Paimon type `types` gives it. */
+  private[indexbridge] def fill(row: BinaryRowBuilder, children: Seq[Expression], types: Seq[KeyType], input: InternalRow): Unit = {
+    row.reset()
+    var i = 0
+    while (i < children.length) {
+      val c = children(i)
+      c.eval(input) match {
+        case s: UTF8String => row.writeString(i, s.getBytes)
+        case v             => BinaryRowWriter.set(row, i, internal(c.dataType, types(i), v), types(i))
+      }
+      i += 1
+    }
+  }
 
   /** A Spark internal value of Spark type `t` as the table layer's internal value of Paimon type `k`
     * ([[io.indexbridge.paimon.BinaryRow]]'s conventions; timestamps cut to the type's precision). */
@@ -45,53 +59,24 @@ object PaimonWriteExpressions {
   }
 }
 
-/** Paimon's key hash of a row's key columns, each written as the Paimon type the table gives it. */
-case class PaimonKeyHash(children: Seq[Expression], types: Seq[KeyType]) extends Expression with CodegenFallback {
-  override def dataType: DataType = IntegerType
+/** Columns written as a Paimon `BinaryRow` of `types`: its hash (`BinaryRow.hashCode()`, the key
+  * hash of dynamic buckets) or, with `serialized`, its bytes as manifests hold them (`i32 BE arity`
+  * + the row). */
+case class PaimonBinaryRow(children: Seq[Expression], types: Seq[KeyType], serialized: Boolean) extends Expression with CodegenFallback {
+  override def dataType: DataType = if (serialized) BinaryType else IntegerType
   override def nullable: Boolean = false
-  override def prettyName: String = "ib_paimon_key_hash"
+  override def prettyName: String = if (serialized) "ib_paimon_binary_row" else "ib_paimon_key_hash"
 
   @transient private lazy val row = new BinaryRowBuilder(children.length)
 
   override def eval(input: InternalRow): Any = {
-    row.reset()
-    var i = 0
-    while (i < children.length) {
-      val c = children(i)
-      c.eval(input) match {
-        case s: UTF8String => row.writeString(i, s.getBytes)
-        case v             => BinaryRowWriter.set(row, i, PaimonWriteExpressions.internal(c.dataType, types(i), v), types(i))
-      }
-      i += 1
+    PaimonWriteExpressions.fill(row, children, types, input)
+    if (!serialized) row.hashCode
+    else {
+      val out = new Array[Byte](4 + row.length)
+      java.nio.ByteBuffer.wrap(out).putInt(children.length).put(row.bytes)
+      out
     }
-    row.hashCode
-  }
-
-  override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): PaimonKeyHash = copy(children = newChildren)
-}
-
-/** The serialized BinaryRow (`i32 BE arity` + row bytes) of columns written as Paimon types. */
-case class PaimonBinaryRow(children: Seq[Expression], types: Seq[KeyType]) extends Expression with CodegenFallback {
-  override def dataType: DataType = BinaryType
-  override def nullable: Boolean = false
-  override def prettyName: String = "ib_paimon_binary_row"
-
-  @transient private lazy val row = new BinaryRowBuilder(children.length)
-
-  override def eval(input: InternalRow): Any = {
-    row.reset()
-    var i = 0
-    while (i < children.length) {
-      val c = children(i)
-      c.eval(input) match {
-        case s: UTF8String => row.writeString(i, s.getBytes)
-        case v             => BinaryRowWriter.set(row, i, PaimonWriteExpressions.internal(c.dataType, types(i), v), types(i))
-      }
-      i += 1
-    }
-    val out = new Array[Byte](4 + row.length)
-    java.nio.ByteBuffer.wrap(out).putInt(children.length).put(row.bytes)
-    out
   }
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): PaimonBinaryRow = copy(children = newChildren)
