@@ -44,6 +44,13 @@ def _zap_manifest() -> dict:
     return json.loads(manifest.read_text())
 
 
+def _range_bitmap_cases() -> list[dict]:
+    manifest = _vectors_root() / "range-bitmap" / "manifest.json"
+    if not manifest.is_file():
+        pytest.fail(f"golden vectors not found: {manifest} (set INDEXBRIDGE_VECTORS)", pytrace=False)
+    return json.loads(manifest.read_text())["cases"]
+
+
 def zap_segment_names() -> list[str]:
     """Every segment of the zap vectors: the top-level cases and their merge inputs."""
     names = []
@@ -55,13 +62,17 @@ def zap_segment_names() -> list[str]:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize ``paimon_table_case`` with every dv32/dv64/hash entry of the Paimon manifest,
-    ``paimon_fileindex_case`` with every bloom/bitmap/bsi/fileindex entry, ``zap_case`` with
+    ``paimon_fileindex_case`` with every bloom/bitmap/bsi/fileindex entry, ``range_bitmap_case``
+    with every case of the range-bitmap manifest, ``zap_case`` with
     every case of the zap manifest (its top-level ``format`` copied in) and ``zap_segment_name``
     with every .zap of the zap vectors, merge inputs included."""
     for fixture, formats in (("paimon_table_case", PAIMON_TABLE_FORMATS), ("paimon_fileindex_case", PAIMON_FILE_INDEX_FORMATS)):
         if fixture in metafunc.fixturenames:
             cases = _paimon_cases(formats)
             metafunc.parametrize(fixture, cases, ids=[c["case"] for c in cases])
+    if "range_bitmap_case" in metafunc.fixturenames:
+        cases = _range_bitmap_cases()
+        metafunc.parametrize("range_bitmap_case", cases, ids=[c["case"] for c in cases])
     if "zap_case" in metafunc.fixturenames:
         manifest = _zap_manifest()
         cases = [{**c, "format": manifest["format"]} for c in manifest["cases"]]
