@@ -25,7 +25,9 @@ import org.scalatest.funsuite.AnyFunSuite
 class PaimonWriteSpec extends AnyFunSuite with BeforeAndAfterAll {
   private lazy val spark = SparkSession.builder().master("local[2,3]").appName("PaimonWriteSpec")
     .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
-    .config("spark.sql.session.timeZone", "UTC").getOrCreate().tap(_.sparkContext.setLogLevel("ERROR"))
+    .config("spark.sql.session.timeZone", "UTC")
+    .config("spark.sql.extensions", classOf[IndexBridgeExtensions].getName) // a spec reusing this session finds the ib_ functions
+    .getOrCreate().tap(_.sparkContext.setLogLevel("ERROR"))
 
   override def afterAll(): Unit = spark.stop()
 
