@@ -19,7 +19,14 @@ from indexbridge.conformance.paimon import typed_value
 from indexbridge.paimon.fileindex.container import indexed_type
 from indexbridge.paimon.fileindex.predicate import Predicate, predicate_from_json
 from indexbridge.spark import arrow
-from indexbridge.spark.paimon import paimon_plan, read_paimon  # noqa: F401 (Paimon tables, re-exported)
+from indexbridge.spark.bleve import read_bleve_index, search_bleve_index, write_bleve_index  # noqa: F401 (re-exported)
+from indexbridge.spark.paimon import (  # noqa: F401 (Paimon tables, re-exported)
+    delete_paimon_rows,
+    load_paimon_table,
+    paimon_plan,
+    read_paimon,
+    rewrite_paimon_file_indexes,
+)
 
 ColumnOrName = Column | str
 
