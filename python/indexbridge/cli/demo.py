@@ -16,6 +16,8 @@ built, written, read back and applied by Spark over that table's data files.
 5. Paimon file indexes per data file, and queries answered from only the files and rows they
    leave (`indexbridge.cli.demo_fileindex`).
 6. Index a generated text column into zap segments, merge them and query them (`demo_zap`).
+7. Write the orders as a whole bleve index directory, then open and search it with bleve itself
+   (Go, v1.0.14 and v2) and with indexbridge (`demo_bleve`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from indexbridge.cli import demo_fileindex, demo_table, demo_zap
+from indexbridge.cli import demo_bleve, demo_fileindex, demo_table, demo_zap
 
 
 def _bytes_under(directory: Path) -> tuple[int, int]:
@@ -117,6 +119,7 @@ def run(args) -> int:
 
     demo_fileindex.run(spark, data, table, work, n_rows // max(1, n_files), check)
     demo_zap.run(spark, data, work, check)
+    demo_bleve.run(spark, data, work, check)
 
     failed = [label for label, ok in checks if not ok]
     print(f"done in {time.perf_counter() - started:.1f} s: {len(checks) - len(failed)} checks passed, {len(failed)} failed")
