@@ -20,3 +20,4 @@ def test_demo_job_passes_its_checks(tmp_path: Path):
     assert "DV 32-bit" in result.stdout and "DV 64-bit" in result.stdout and "HASH index" in result.stdout
     assert "file indexes:" in result.stdout and "files skipped" in result.stdout
     assert "zap queries" in result.stdout
+    assert "bleve v1.0.14 opens it" in result.stdout and "read_bleve_index" in result.stdout
