@@ -29,12 +29,13 @@ from pathlib import Path
 
 import numpy as np
 
+from indexbridge.cli.progress import progress
 from indexbridge.jvm import PAIMON_BUNDLE
 
 
 def best_time(fn: Callable[[], object], rounds: int = 3) -> float:
     best = float("inf")
-    for _ in range(rounds):
+    for _ in progress(range(rounds), "timing rounds", unit="round"):
         t0 = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - t0)

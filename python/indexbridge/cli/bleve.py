@@ -42,6 +42,7 @@ from typing import Any
 from indexbridge.bleve.index import BleveIndex, document_id, write_index
 from indexbridge.bleve.mapping import go_json_float, go_json_string, load_mapping
 from indexbridge.bleve.query import search
+from indexbridge.cli.progress import progress
 from indexbridge.errors import IndexFormatError
 from indexbridge.storage import write_atomically
 
@@ -111,7 +112,7 @@ def run(args) -> int:
 
             def docs() -> Iterator[tuple[str, Any]]:
                 nonlocal count
-                for item in read_documents(Path(args.docs), args.id_field):
+                for item in progress(read_documents(Path(args.docs), args.id_field), "documents", unit="doc"):
                     count += 1
                     yield item
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from indexbridge.cli.progress import progress
 from indexbridge.conformance import fileindex, paimon, zap
 
 PYTHON_CHECKERS = {**paimon.CHECKERS, **fileindex.CHECKERS, **zap.CHECKERS}
@@ -23,7 +24,7 @@ def manifest_cases(manifest: dict) -> list[dict]:
 
 def _python_results(vectors_dir: Path, cases: list[dict], out: Path | None) -> list[tuple[dict, list[str]]]:
     results = []
-    for entry in cases:
+    for entry in progress(cases, "conformance [python]", unit="case"):
         checker = PYTHON_CHECKERS.get(entry["format"])
         if checker is None:
             failures = [f"format {entry['format']} not supported by engine python"]
@@ -39,7 +40,8 @@ def _python_results(vectors_dir: Path, cases: list[dict], out: Path | None) -> l
 def _jvm_results(vectors_dir: Path, only: list[str], out: Path | None) -> list[tuple[dict, list[str]]]:
     from indexbridge.jvm import jvm
 
-    report = jvm().io.indexbridge.conformance.Conformance.run(str(vectors_dir), ",".join(only), str(out or ""))
+    for _ in progress([None], "conformance [jvm]", unit="run"):  # one call into the JVM
+        report = jvm().io.indexbridge.conformance.Conformance.run(str(vectors_dir), ",".join(only), str(out or ""))
     return [({"format": r["format"], "case": r["case"]}, r["failures"]) for r in json.loads(report)]
 
 

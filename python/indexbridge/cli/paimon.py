@@ -35,6 +35,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from indexbridge.cli.progress import progress
 from indexbridge.errors import IndexFormatError
 from indexbridge.paimon.fileindex.condition import parse
 from indexbridge.paimon.table.canonical import rows_json, value_json
@@ -165,7 +166,7 @@ def run(args) -> int:
         else:
             from indexbridge.paimon.table.verify import verify
 
-            print(verify(table, rebuild=args.rebuild).summary())
+            print(verify(table, rebuild=args.rebuild, progress=progress).summary())
     except IndexFormatError as error:
         print(f"indexbridge: error: {error}", file=sys.stderr)
         return 2

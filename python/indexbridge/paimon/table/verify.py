@@ -25,6 +25,7 @@ expected.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -97,20 +98,22 @@ def _same(what: str, path: str, ours: bytes, theirs: bytes) -> None:
         raise IndexFormatError(path, at, f"the bytes of the {what} rebuilt by indexbridge ({len(ours)} bytes), which differ from this offset on")
 
 
-def verify(table: FileStoreTable, rebuild: bool = False) -> VerifyReport:
+def verify(table: FileStoreTable, rebuild: bool = False, progress: Callable[[Iterable, str], Iterable] = lambda items, what: items) -> VerifyReport:
+    """Checks what the snapshot references (module docstring); ``progress`` wraps the data files
+    and the index files as they are checked (the CLI's terminal progress)."""
     scan = table.scan
     report = VerifyReport(None if table.snapshot is None else table.snapshot.id)
     entries = [scan.entry(e, source) for e, source in scan.live_entries]
     report.manifests = len({e.manifest for e in entries})
     by_bucket = {(e.partition_row, e.bucket, e.file.file_name): e for e in entries}
-    for e in entries:
+    for e in progress(entries, "data files"):
         rows = _row_count(e)
         if rows != e.file.row_count:
             raise IndexFormatError(str(e.path), 0, f"{e.file.row_count} rows as {e.manifest} records, found {rows}")
         report.data_files += 1
         report.rows += rows
         _verify_file_index(table, e, report, rebuild)
-    for index in scan.index_entries:
+    for index in progress(scan.index_entries, "index files"):
         if index.index_type == DELETION_VECTORS:
             _verify_deletion_file(index, by_bucket, report, rebuild)
         elif index.index_type == HASH:
