@@ -8,6 +8,7 @@ drops, bytes and doc-number mappings."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from pathlib import Path
@@ -17,7 +18,11 @@ import pytest
 from zap_generated import NAMES, corpus
 
 from indexbridge.conformance.zap import documents_to_json
-from indexbridge.jvm import jvm
+from indexbridge.cli.inspect import InspectOptions, describe
+from indexbridge.jvm import jvm, jvm_with, paimon_bundle
+from indexbridge.paimon.fileindex.container import FileIndexContainer, build_index, write_file_index
+from indexbridge.paimon.fileindex.predicate import EmptyIndex
+from indexbridge.paimon.fileindex.values import DataType
 from indexbridge.paimon.bucket import encode_hash_index
 from indexbridge.paimon.dv import DeletionVector, encode_deletion_files
 from indexbridge.zap.merge import merge_segments
@@ -144,3 +149,53 @@ def test_zap_merges_equal(codecs, tmp_path: Path, seed: int):
     assert (tmp_path / "scala.zap").read_bytes() == data
     # no survivors: Python says None, Scala an empty mapping per input
     assert scala_mapping == (mapping if mapping is not None else [[] for _ in segments])
+
+
+_INDEX_TYPES = ("bloom-filter", "bitmap", "bsi", "range-bitmap")
+_PAIMON_READERS = {
+    "org.apache.paimon.fileindex.empty.EmptyFileIndexReader": "empty",
+    "org.apache.paimon.fileindex.bloomfilter.BloomFilterFileIndex$Reader": "bloom-filter",
+    "org.apache.paimon.fileindex.bitmap.BitmapFileIndex$Reader": "bitmap",
+    "org.apache.paimon.fileindex.bsi.BitSliceIndexBitmapFileIndex$Reader": "bsi",
+    "org.apache.paimon.fileindex.rangebitmap.RangeBitmapFileIndex$Reader": "range-bitmap",
+}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_file_index_readers_of_empty_and_non_empty_entries_are_paimons(tmp_path: Path, seed: int):
+    """Every mix of absent / empty / non-empty entries of the four index types (3^4 - 1 columns,
+    entries shuffled, sometimes split over two header columns of one name): the readers the
+    Python container holds, both engines' `inspect` JSON, and Paimon 1.4.2's own
+    FileIndexFormat.Reader.readColumnIndex (whose Set keeps one shared EmptyFileIndexReader)."""
+    rng = random.Random(seed)
+    int_type = DataType.from_sql("INT")
+    values = [None if rng.random() < 0.2 else rng.randint(-10, 10) for _ in range(rng.randint(1, 50))]
+    payloads = {t: build_index(t, int_type, values, {}) for t in _INDEX_TYPES}
+    mixes = [m for m in itertools.product(range(3), repeat=4) if any(m)]  # 0 absent, 1 empty, 2 payload
+    columns, expected = [], {}
+    for i, mix in enumerate(mixes):
+        entries = [(t, None if state == 1 else payloads[t]) for t, state in zip(_INDEX_TYPES, mix) if state]
+        rng.shuffle(entries)
+        split = rng.randint(1, len(entries) - 1) if len(entries) > 1 and rng.random() < 0.5 else len(entries)
+        columns += [(f"c{i}", part) for part in (entries[:split], entries[split:]) if part]
+        expected[f"c{i}"] = sorted({"empty" if p is None else t for t, p in entries})
+    data = write_file_index(columns)
+    path = tmp_path / "data.index"
+    path.write_bytes(data)
+
+    gateway = jvm_with(paimon_bundle())
+    paimon = gateway.org.apache.paimon
+    row_type = paimon.types.RowType.builder()
+    for name in expected:
+        row_type.field(name, paimon.types.DataTypes.INT())
+    reader = getattr(paimon.fileindex, "FileIndexFormat$Reader")(paimon.fs.ByteArraySeekableStream(data), row_type.build())
+    container = FileIndexContainer(data, str(path))
+    python = describe(str(path), None, InspectOptions({c: "INT" for c in expected}))
+    assert json.loads(gateway.io.indexbridge.cli.Inspect.describe(str(path), "", InspectOptions({c: "INT" for c in expected}).to_json())) == python
+    listed = {c["column"]: c["readers"] for c in python["columns"]}
+    for column, held in expected.items():
+        theirs = sorted(_PAIMON_READERS[r.getClass().getName()] for r in reader.readColumnIndex(column))
+        assert theirs == held, column
+        assert sorted(listed[column]) == held, column
+        readers = container.readers(column, int_type)
+        assert len(readers) == len(held) and sum(isinstance(r, EmptyIndex) for r in readers) == held.count("empty"), column

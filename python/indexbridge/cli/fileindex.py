@@ -5,7 +5,7 @@ The JSON (the same fields as the JVM engine's ``io.indexbridge.cli.FileIndexInsp
 
     container  {file, format: "file-index", file_size, version, head_length, redundant_length,
                 columns: [{column, type, type_source, indexes: [{index_type, start, length,
-                          empty?, ...summary}]}], query?}
+                          empty?, ...summary}], readers}], query?}
     raw        {file, format: "bloom"|"bitmap"|"bsi"|"range-bitmap", file_size, type, ...summary, query?}
 
     summary    bloom-filter  num_bits, num_hash_functions, bits_set, fill_ratio
@@ -15,6 +15,9 @@ The JSON (the same fields as the JVM engine's ``io.indexbridge.cli.FileIndexInsp
                              as numbers, floats as raw bits "0x…", booleans, strings), chunks, slices
     query      {condition, predicate (bound, condition.predicate_json), result: skip|remain|bitmap,
                 remain, rows? {cardinality, ranges (first 16, [start, end)), more_ranges}}
+
+A column's ``readers`` are what Paimon's ``FileIndexFormat.Reader.readColumnIndex`` holds for it
+(``FileIndexContainer.held``): one per index type, every empty entry sharing one ``"empty"``.
 
 A column's type is the one given (``--type col=TYPE``, or ``--type m=TYPE`` for every ``m[k]``);
 else what its indexes tell: bitmap key bytes (the first of BIGINT, INT, SMALLINT, TINYINT,
@@ -176,7 +179,8 @@ def describe_container(path: str, data: bytes, types: Mapping[str, str], query: 
         if t is not None:
             readers[column] = container.readers(column, t)
             bound_types[column] = t
-        columns.append({"column": column, "type": sql, "type_source": source, "indexes": indexes})
+        held = ["empty" if e.start == -1 else e.index_type for e in container.held(column)]
+        columns.append({"column": column, "type": sql, "type_source": source, "indexes": indexes, "readers": held})
     out = {"file": path, "format": "file-index", "file_size": len(data), "version": 1,
            "head_length": container.head_length, "redundant_length": container.redundant_length, "columns": columns}  # fmt: skip
     if query is not None:

@@ -184,20 +184,30 @@ class FileIndexContainer:
         entry = self._by_name[(column, index_type)]
         return None if entry.start == -1 else self.data[entry.start : entry.start + entry.length]
 
+    def held(self, column: str) -> list[ContainerEntry]:
+        """The entries whose readers Paimon's ``FileIndexFormat.Reader.readColumnIndex(column)``
+        holds: per index type the last entry of that name (its header is a HashMap per column),
+        and of the empty entries only the first, since every empty entry reads as the one
+        ``EmptyFileIndexReader.INSTANCE`` and the readers are collected into a Set. In header
+        order (Paimon's HashSet has no meaningful order: identity hashes)."""
+        out: list[ContainerEntry] = []
+        for (name, _), entry in self._by_name.items():
+            if name == column and not (entry.start == -1 and any(e.start == -1 for e in out)):
+                out.append(entry)
+        return out
+
     def readers(self, column: str, data_type: DataType) -> list[IndexReader]:
-        """The index readers of a column (``data_type`` is the indexed value type). Indexes of
-        types indexbridge does not know are left out: the column then answers as far as the other
-        indexes allow, at worst REMAIN, which is always correct."""
+        """The index readers of a column (``data_type`` is the indexed value type), one per
+        :meth:`held` entry. Indexes of types indexbridge does not know are left out: the column
+        then answers as far as the other indexes allow, at worst REMAIN, which is always correct."""
         out: list[IndexReader] = []
-        for (name, index_type), entry in self._by_name.items():
-            if name != column:
-                continue
-            payload = self.payload(name, index_type)
-            if payload is None:
+        for entry in self.held(column):
+            if entry.start == -1:
                 out.append(EmptyIndex())
-            elif index_type in INDEX_TYPES:
-                source = f"{self.source}[{column}/{index_type} @{entry.start}]"
-                out.append(INDEX_TYPES[index_type].read(payload, data_type, source))
+            elif entry.index_type in INDEX_TYPES:
+                source = f"{self.source}[{column}/{entry.index_type} @{entry.start}]"
+                payload = self.data[entry.start : entry.start + entry.length]
+                out.append(INDEX_TYPES[entry.index_type].read(payload, data_type, source))
         return out
 
     def predicate(self, fields: Mapping[str, DataType]) -> FileIndexPredicate:

@@ -155,6 +155,8 @@ object FileIndexInspect {
         else if (Set(BloomFilterIndex.Identifier, BitmapIndex.Identifier, BitSliceIndex.Identifier, RangeBitmapIndex.Identifier).contains(e.indexType))
           putSummary(entry, FileIndexContainer.reader(e, t.getOrElse(KeyType.BigIntType), data, path)) // a bloom filter reads the same whatever the type
       }
+      val held = c.putArray("readers")
+      container.held(column).foreach(e => held.add(if (e.isEmpty) "empty" else e.indexType))
       t.foreach(typed(column) = _)
     }
     condition.foreach { text =>

@@ -58,9 +58,20 @@ final class FileIndexContainer private (
   def reader(column: String, indexType: String, t: KeyType): Option[FileIndexReader] =
     entry(column, indexType).map(e => FileIndexContainer.reader(e, t, bytes, source))
 
-  /** Readers of every index of `column`, in header order. */
+  /** The entries whose readers Paimon's `FileIndexFormat.Reader.readColumnIndex(column)` holds:
+    * per index type the last entry of that name (its header is a HashMap per column), and of the
+    * empty entries only the first, since every empty entry reads as the one
+    * `EmptyFileIndexReader.INSTANCE` and the readers are collected into a Set. In header order
+    * (Paimon's HashSet has no meaningful order: identity hashes). */
+  def held(column: String): Seq[ContainerEntry] = {
+    val entries = byName.getOrElse(column, Nil)
+    val firstEmpty = entries.find(_.isEmpty)
+    entries.filter(e => !e.isEmpty || firstEmpty.exists(_ eq e))
+  }
+
+  /** Readers of [[held]] entries of `column`, in header order. */
   def readers(column: String, t: KeyType): Seq[FileIndexReader] =
-    byName.getOrElse(column, Nil).map(e => FileIndexContainer.reader(e, t, bytes, source))
+    held(column).map(e => FileIndexContainer.reader(e, t, bytes, source))
 }
 
 object FileIndexContainer {

@@ -202,4 +202,49 @@ class FileIndexCrossCheckSpec extends AnyFunSuite with ScalaCheckPropertyChecks 
       }
     }
   }
+  /** Paimon's `FileIndexFormat.Reader.readColumnIndex(column)` as labels (sorted: its Set has no order). */
+  private def paimonHeld(reader: FileIndexFormat.Reader, column: String): Seq[String] =
+    reader.readColumnIndex(column).asScala.toSeq.map { r =>
+      r.getClass.getName match {
+        case "org.apache.paimon.fileindex.empty.EmptyFileIndexReader"               => "empty"
+        case "org.apache.paimon.fileindex.bloomfilter.BloomFilterFileIndex$Reader"  => BloomFilterIndex.Identifier
+        case "org.apache.paimon.fileindex.bitmap.BitmapFileIndex$Reader"            => BitmapIndex.Identifier
+        case "org.apache.paimon.fileindex.bsi.BitSliceIndexBitmapFileIndex$Reader"  => BitSliceIndex.Identifier
+        case "org.apache.paimon.fileindex.rangebitmap.RangeBitmapFileIndex$Reader"  => RangeBitmapIndex.Identifier
+        case other                                                                 => s"unknown $other"
+      }
+    }.sorted
+
+  test("containers: the readers of every mix of empty and non-empty entries are the ones FileIndexFormat.Reader holds") {
+    val types = Seq(BloomFilterIndex.Identifier, BitmapIndex.Identifier, BitSliceIndex.Identifier, RangeBitmapIndex.Identifier)
+    // per index type: absent, empty (start -1) or a payload; every one of the 3^4 - 1 mixes, each a column
+    val mixes = types.foldLeft(Seq(Seq.empty[(String, Int)])) { (acc, t) => for (m <- acc; state <- 0 to 2) yield m :+ (t -> state) }
+      .map(_.filter(_._2 != 0)).filter(_.nonEmpty)
+    assert(mixes.length == 80)
+    forAll(Gen.long, minSuccessful(8)) { seed =>
+      val random = new scala.util.Random(seed)
+      val values = Vector.fill(1 + random.nextInt(50))(if (random.nextInt(5) == 0) null else Int.box(random.nextInt(20) - 10))
+      // a column's entries in a random order, sometimes split over two header columns of one name
+      val columns = mixes.zipWithIndex.flatMap { case (mix, i) =>
+        val entries = random.shuffle(mix).map { case (t, state) =>
+          t -> (if (state == 1) null else { val w = FileIndexContainer.writer(t, KeyType.IntType, Map.empty); values.foreach(w.write); w.serialize() })
+        }
+        val split = if (entries.length > 1 && random.nextBoolean()) 1 + random.nextInt(entries.length - 1) else entries.length
+        Seq(s"c$i" -> entries.take(split), s"c$i" -> entries.drop(split)).filter(_._2.nonEmpty)
+      }
+      val bytes = FileIndexContainer.write(columns)
+      val names = mixes.indices.map(i => s"c$i")
+      val rowType = RowType.of(names.map(_ => DataTypes.INT()).toArray[org.apache.paimon.types.DataType], names.toArray)
+      val paimon = new FileIndexFormat.Reader(new ByteArraySeekableStream(bytes), rowType)
+      val container = FileIndexContainer.read(bytes, "generated")
+      for ((mix, i) <- mixes.zipWithIndex) {
+        val column = s"c$i"
+        val expected = mix.map { case (t, state) => if (state == 1) "empty" else t }.distinct.sorted
+        assert(paimonHeld(paimon, column) == expected, s"$column: $mix")
+        assert(container.held(column).map(e => if (e.isEmpty) "empty" else e.indexType).sorted == expected, s"$column: $mix")
+        val readers = container.readers(column, KeyType.IntType)
+        assert(readers.count(_ eq EmptyFileIndexReader) == (if (expected.contains("empty")) 1 else 0) && readers.length == expected.length)
+      }
+    }
+  }
 }
