@@ -54,17 +54,21 @@ def _clean_env() -> dict:
     return env
 
 
+def _tracked_copy(to: Path) -> Path:
+    """The checkout's tracked files only (no build/, egg-info or target/ leftovers)."""
+    tracked = _run(["git", "ls-files", "-z"], ROOT, 60).stdout.split("\0")
+    for name in filter(None, tracked):
+        if (ROOT / name).is_file():
+            (to / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, to / name)
+    return to
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     if not JAR.is_file():
         pytest.fail(f"{JAR} is missing: scripts/bootstrap.sh builds it", pytrace=False)
-    src = tmp_path_factory.mktemp("src")
-    # the tracked sources only (a stale build/ or egg-info in the checkout cannot leak in), plus the jar
-    tracked = _run(["git", "ls-files", "-z"], ROOT, 60).stdout.split("\0")
-    for name in filter(None, tracked):
-        if (ROOT / name).is_file():
-            (src / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, src / name)
+    src = _tracked_copy(tmp_path_factory.mktemp("src"))
     (src / "python" / "indexbridge" / "jars").mkdir()
     shutil.copy2(JAR, src / "python" / "indexbridge" / "jars" / "indexbridge.jar")
     dist = tmp_path_factory.mktemp("dist")
@@ -163,8 +167,14 @@ def _sbt(project: Path, ivy_home: Path, *commands: str, timeout: int = 600) -> s
 
 def test_the_published_scala_module_builds_and_runs_a_spark_job(tmp_path: Path) -> None:
     ivy_home = tmp_path / "ivy"
+    # published from a copy with the bootstrap's compiled classes and zinc analysis (relocatable,
+    # so nothing recompiles): `sbt test` may be running in the checkout at the same time
+    module = _tracked_copy(tmp_path / "module")
+    for built in ("target/scala-2.13/classes", "target/scala-2.13/zinc", "target/streams/compile", "project/target", "project/project"):
+        if (ROOT / built).is_dir():
+            shutil.copytree(ROOT / built, module / built, symlinks=True)
     # no scaladoc (a minute of CPU for nothing a build needs); jar, sources and pom/ivy are published
-    _sbt(ROOT, ivy_home, "set Compile / packageDoc / publishArtifact := false", "publishLocal")
+    _sbt(module, ivy_home, "set Compile / packageDoc / publishArtifact := false", "publishLocal")
     published = ivy_home / "local" / "io.indexbridge" / "indexbridge_2.13" / VERSION
     assert (published / "jars" / "indexbridge_2.13.jar").is_file(), sorted(p.name for p in ivy_home.rglob("*"))
     user = tmp_path / "user-project"
