@@ -327,9 +327,14 @@ object Puffin {
   /** (referenced data file, a 64-bit DV frame, its cardinality): a blob to be, taken as it is. */
   final case class DvFrame(dataFile: String, frame: Array[Byte], cardinality: Long)
 
-  /** The order `BaseDVFileWriter` writes blobs: its `HashMap` of paths (`computeIfAbsent`). */
-  def blobOrder(referencedDataFiles: Seq[String]): Seq[String] =
-    JavaOrder.afterComputeIfAbsent(referencedDataFiles)(JavaOrder.javaStringHash, Some(JavaOrder.stringCompareTo))
+  /** The order `BaseDVFileWriter` writes blobs: its `HashMap` of paths, filled by one
+    * `computeIfAbsent` per deleted position, file after file. Calls for a present key change
+    * nothing but may resize the table (a resize is due when the size exceeds the threshold at
+    * the start of a call): that only shows after the last file, when it has a second position
+    * (`lastRepeats`) and its insertion crossed the threshold (13, 25, 49 ... files). */
+  def blobOrder(referencedDataFiles: Seq[String], lastRepeats: Boolean): Seq[String] =
+    JavaOrder.afterComputeIfAbsent(referencedDataFiles ++ referencedDataFiles.lastOption.filter(_ => lastRepeats))(
+      JavaOrder.javaStringHash, Some(JavaOrder.stringCompareTo))
 
   /** `dv` as a 64-bit DV (itself if it is one). */
   def toBitmap64(dv: DeletionVector): DeletionVector =
@@ -341,13 +346,13 @@ object Puffin {
     dvs.map { case (name, dv) => DvFrame(name, toBitmap64(dv).serialize(), dv.cardinality) }
 
   /** A Puffin file of `deletion-vector-v1` blobs as Iceberg's `BaseDVFileWriter` writes it, the
-    * frames copied as they are; blobs in the order of Iceberg's HashMap of data file paths
-    * (`hashMapOrder`) or as given. */
+    * frames copied as they are; blobs in the order of Iceberg's HashMap of data file paths when
+    * it is handed the positions file by file in the given order (`hashMapOrder`), or as given. */
   def encodeDeletionVectors(frames: Seq[DvFrame], createdBy: String = DefaultCreatedBy,
       hashMapOrder: Boolean = true): (Array[Byte], Seq[BlobMetadata]) = {
     val byName = frames.map(f => f.dataFile -> f).toMap
     require(byName.size == frames.size, "each data file may have only one deletion vector")
-    val names = if (hashMapOrder) blobOrder(frames.map(_.dataFile)) else frames.map(_.dataFile)
+    val names = if (hashMapOrder) blobOrder(frames.map(_.dataFile), frames.lastOption.exists(_.cardinality >= 2)) else frames.map(_.dataFile)
     val blobs = names.map { name =>
       val f = byName(name)
       require(DeletionVector.isFrame64(f.frame), s"the deletion vector of $name is not one 64-bit (deletion-vector-v1) frame")
