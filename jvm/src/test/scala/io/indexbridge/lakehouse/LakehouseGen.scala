@@ -11,10 +11,10 @@ object LakehouseGen {
     DvGen.positions(bitmap64 = true).pureApply(Gen.Parameters.default.withSize(size), Seed(seed)).toArray.sorted
 
   /** `n` data files (paths as Iceberg/Delta would record them) with non-empty DVs. */
-  def dvs(seed: Long, n: Int): Seq[(String, DeletionVector)] = {
+  def dvs(seed: Long, n: Int, size: Int = 40): Seq[(String, DeletionVector)] = {
     val random = new scala.util.Random(seed)
     (0 until n).map { i =>
-      val ps = positions(seed * 1000 + i) match {
+      val ps = positions(seed * 1000 + i, size) match {
         case empty if empty.isEmpty => Array(random.nextLong(1L << 34))
         case ps                     => ps
       }
