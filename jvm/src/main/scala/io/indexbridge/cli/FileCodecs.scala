@@ -3,8 +3,8 @@ package io.indexbridge.cli
 import com.fasterxml.jackson.databind.ObjectMapper
 import io.indexbridge.bench.ZapCorpus
 import io.indexbridge.conformance.ZapConformance
-import io.indexbridge.delta.DeletionVectorFile
-import io.indexbridge.iceberg.Puffin
+import io.indexbridge.delta.{DeletionVectorFile, PaimonBridge => DeltaBridge}
+import io.indexbridge.iceberg.{Puffin, PaimonBridge => IcebergBridge}
 import io.indexbridge.paimon.{DeletionFile, DeletionVector, HashIndex}
 import io.indexbridge.zap.{Merge, SegmentReader, SegmentWriter}
 import org.roaringbitmap.RoaringBitmap
@@ -98,7 +98,7 @@ object FileCodecs {
     val frames = dvEntries(inputJson).map { case (name, dv) => DeletionVectorFile.DvFrame(name, dv.serialize(), dv.cardinality) }
     val out = mapper.createArrayNode()
     DeletionVectorFile.write(Paths.get(tableDir), frames, randomPrefix, java.util.UUID.fromString(uuid)).foreach { case (name, d) =>
-      out.addObject().put("data_file", name).set("deletionVector", d.toJson)
+      out.addObject().put("data_file", name).set[com.fasterxml.jackson.databind.JsonNode]("deletionVector", d.toJson)
     }
     mapper.writeValueAsString(out)
   }
@@ -110,6 +110,25 @@ object FileCodecs {
     val (_, dv) = DeletionVectorFile.readFrameOf(descriptor, Paths.get(tableDir))
     writeLongs(outPositionsPath, dv.positions)
     dv.cardinality
+  }
+
+  /** What `indexbridge iceberg dv-from-paimon` writes, through the Scala bridge (no Spark):
+    * `outDir/<deletion file>.puffin`; returns the jsonl rows as a JSON list. */
+  def paimonToIceberg(tableDir: String, outDir: String): String = {
+    val out = mapper.createArrayNode()
+    for (file <- IcebergBridge.deletionFiles(tableDir); (name, d) <- IcebergBridge.writePuffin(file, outDir))
+      out.addObject().put("data_file", name).put("file_path", d.filePath).put("file_size_in_bytes", d.fileSizeInBytes)
+        .put("content_offset", d.contentOffset).put("content_size_in_bytes", d.contentSizeInBytes)
+        .put("referenced_data_file", d.referencedDataFile).put("record_count", d.recordCount)
+    mapper.writeValueAsString(out)
+  }
+
+  /** What `indexbridge delta dv-from-paimon --storage STORAGE` writes, through the Scala bridge. */
+  def paimonToDelta(tableDir: String, outDir: String, storage: String): String = {
+    val out = mapper.createArrayNode()
+    for (file <- IcebergBridge.deletionFiles(tableDir); (name, d) <- DeltaBridge.writeDelta(file, Paths.get(outDir), storage))
+      out.addObject().put("data_file", name).set[com.fasterxml.jackson.databind.JsonNode]("deletionVector", d.toJson)
+    mapper.writeValueAsString(out)
   }
 
   /** HASH file of key hashes in add order → the HASH file Paimon writes (its IntHashSet order). */
