@@ -140,6 +140,7 @@ object DeletionVectorFile {
   def of(storageType: String, pathOrInlineDv: String, offset: Option[Long], sizeInBytes: Long, cardinality: Long,
       maxRowIndex: Option[Long], source: String): DeletionVectorDescriptor = {
     def fail(expected: String): Nothing = throw new IndexFormatException(source, 0, expected)
+    if (pathOrInlineDv == null) fail("""descriptor "pathOrInlineDv" as a string, found None""")
     if (!StorageTypes.contains(storageType)) fail(s"""descriptor "storageType" one of ${StorageTypes.mkString(", ")}, found '$storageType'""")
     if (storageType == Inline && offset.isDefined) fail(s"no offset for an inline deletion vector, found ${offset.get}")
     if (storageType != Inline && !offset.exists(o => o >= 1 && o <= MaxSize))
@@ -263,6 +264,12 @@ object DeletionVectorFile {
     * it, atomically; returns each data file's `u` descriptor. */
   def write(tableRoot: Path, frames: Seq[DvFrame], randomPrefix: String = "", fileUuid: UUID = UUID.randomUUID()): Seq[(String, DeletionVectorDescriptor)] = {
     val (content, offsets) = encode(frames.map(_.frame))
+    writeEncoded(tableRoot, frames, content, offsets, randomPrefix, fileUuid)
+  }
+
+  /** Writes the [[encode]]d `content` of `frames` as [[write]] does. */
+  def writeEncoded(tableRoot: Path, frames: Seq[DvFrame], content: Array[Byte], offsets: Seq[Int], randomPrefix: String,
+      fileUuid: UUID): Seq[(String, DeletionVectorDescriptor)] = {
     val directory = if (randomPrefix.isEmpty) tableRoot else tableRoot.resolve(randomPrefix)
     Storage.writeAtomically(directory.resolve(fileName(fileUuid)), content)
     frames.zip(offsets).map { case (f, offset) =>

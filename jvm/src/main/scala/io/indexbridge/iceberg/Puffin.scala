@@ -367,10 +367,13 @@ object Puffin {
       filePath: Option[String] = None): Seq[DeleteFile] = {
     val (content, blobs) = encodeDeletionVectors(frames, createdBy, hashMapOrder)
     Storage.writeAtomically(path, content)
-    val location = filePath.getOrElse(path.toAbsolutePath.toString)
-    blobs.map(b => DeleteFile(location, content.length.toLong, b.offset, b.length, b.property(ReferencedDataFile).get,
-      b.property(Cardinality).get.toLong))
+    deleteFiles(filePath.getOrElse(path.toAbsolutePath.toString), content.length.toLong, blobs)
   }
+
+  /** The manifest entries of the DV blobs of a Puffin file at `location` of `fileSize` bytes. */
+  def deleteFiles(location: String, fileSize: Long, blobs: Seq[BlobMetadata]): Seq[DeleteFile] =
+    blobs.filter(_.`type` == DvBlobType).map(b =>
+      DeleteFile(location, fileSize, b.offset, b.length, b.property(ReferencedDataFile).get, b.property(Cardinality).get.toLong))
 
   def writeDeletionVectors(path: String, frames: Seq[DvFrame]): Seq[DeleteFile] = writeDeletionVectors(Paths.get(path), frames)
 }

@@ -5,6 +5,7 @@ import java.util.UUID
 
 import scala.collection.mutable
 
+import io.indexbridge.Storage
 import io.indexbridge.delta.{DeletionVectorDescriptor, DeletionVectorFile, DeltaLog, PaimonBridge => DeltaBridge}
 import io.indexbridge.iceberg.{Puffin, PaimonBridge => IcebergBridge}
 import io.indexbridge.paimon.DeletionVector
@@ -87,9 +88,10 @@ object Lakehouse {
       val frames = Puffin.dvFrames(dvsOfTask(it))
       if (frames.isEmpty) Iterator.empty
       else {
-        val (content, _) = Puffin.encodeDeletionVectors(frames)
+        val (content, blobs) = Puffin.encodeDeletionVectors(frames)
         val path = Paths.get(out, s"dv-${UUID.nameUUIDFromBytes(content)}.puffin")
-        Puffin.writeDeletionVectors(path, frames).iterator.map(deleteFileRow(Nil, _))
+        Storage.writeAtomically(path, content)
+        Puffin.deleteFiles(path.toString, content.length.toLong, blobs).iterator.map(deleteFileRow(Nil, _))
       }
     }
     dvs.sparkSession.createDataFrame(rows, DeleteFileSchema)
@@ -105,8 +107,9 @@ object Lakehouse {
       val frames = dvsOfTask(it).map { case (name, dv) => DeletionVectorFile.DvFrame(name, dv.serialize(), dv.cardinality) }
       if (frames.isEmpty) Iterator.empty
       else {
-        val uuid = UUID.nameUUIDFromBytes(DeletionVectorFile.encode(frames.map(_.frame))._1)
-        DeletionVectorFile.write(Paths.get(root), frames, randomPrefix(uuid, prefixLength), uuid).iterator
+        val (content, offsets) = DeletionVectorFile.encode(frames.map(_.frame))
+        val uuid = UUID.nameUUIDFromBytes(content)
+        DeletionVectorFile.writeEncoded(Paths.get(root), frames, content, offsets, randomPrefix(uuid, prefixLength), uuid).iterator
           .map { case (name, d) => Row(name, descriptorRow(d)) }
       }
     }

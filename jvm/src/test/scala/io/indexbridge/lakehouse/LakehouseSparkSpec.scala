@@ -16,6 +16,7 @@ import org.apache.hadoop.fs.{Path => HadoopPath}
 import org.apache.iceberg.{FileFormat, FileMetadata, PartitionSpec, Files => IcebergFiles, DeleteFile => IcebergDeleteFile}
 import org.apache.iceberg.data.BaseDeleteLoader
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.delta.DeltaLog
 import org.apache.spark.sql.delta.actions.{DeletionVectorDescriptor => DeltaDescriptor}
 import org.apache.spark.sql.delta.storage.dv.HadoopFileSystemDVStore
 import org.apache.spark.sql.functions.{col, expr}
@@ -171,7 +172,7 @@ class LakehouseSparkSpec extends AnyFunSuite with BeforeAndAfterAll {
   private def named(rows: DataFrame): Set[(String, Long)] =
     rows.collect().map(r => Paths.get(r.getString(0).replaceFirst("^file:", "")).getFileName.toString -> r.getLong(1)).toSet
 
-  test("readDeltaDvs returns the positions Delta's reader drops, at version 1 (commits) and 2 (a checkpoint)") {
+  test("readDeltaDvs returns the positions Delta's reader drops (commits, a checkpoint); Delta reads a commit of our DVs") {
     val table = tmp.resolve("delta-table").toString
     spark.range(0, 3000).selectExpr("id", "cast(id * 7 as string) as v").repartition(3).write.format("delta").save(table)
     spark.sql(s"DELETE FROM delta.`$table` WHERE id % 7 = 0")
@@ -187,6 +188,24 @@ class LakehouseSparkSpec extends AnyFunSuite with BeforeAndAfterAll {
       assert(Option(dvs).fold(0L)(_.asInstanceOf[Long]) == ours.count())
     }
     assert(named(Lakehouse.readDeltaDvs(spark, table)) == named(Lakehouse.readDeltaDvs(spark, table, Some(2L))))
+
+    // A commit of our own extends the log: every file's DV plus more positions, written by
+    // writeDeltaDvs; Delta's reader then drops exactly those rows.
+    val deltaLog = DeltaLog.forTable(spark, table)
+    val adds = deltaLog.update().allFiles.collect()
+    val deleted = Lakehouse.readDeltaDvs(spark, table)
+    val more = spark.createDataFrame(adds.toSeq.flatMap(a => (0L until 900L by 3).map(p => (a.path, p)))).toDF("file", "pos")
+    val written = Lakehouse.writeDeltaDvs(deleted.union(more), table, prefixLength = 1).collect()
+      .map(r => r.getString(0) -> r.getStruct(1)).toMap
+    val actions = adds.toSeq.flatMap { a =>
+      val s = written(a.path)
+      Seq(a.removeWithTimestamp(System.currentTimeMillis(), true).json,
+        a.copy(deletionVector = DeltaDescriptor(s.getString(0), s.getString(1), Some(Int.box(s.getInt(2))), s.getInt(3), s.getLong(4), None)).json)
+    }
+    Files.writeString(Paths.get(table, "_delta_log", f"${deltaLog.update().version + 1}%020d.json"), actions.mkString("", "\n", "\n"))
+    val expected = named(deleted) ++ named(more)
+    assert(deletedRows(files, spark.read.format("delta").load(table).select(col("_metadata.file_path"), col("_metadata.row_index"))) == expected)
+    assert(named(Lakehouse.readDeltaDvs(spark, table)) == expected)
   }
 
   test("readIcebergDvs returns the positions Iceberg's reader drops from a format-version 3 table") {
