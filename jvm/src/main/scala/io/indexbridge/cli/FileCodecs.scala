@@ -3,6 +3,8 @@ package io.indexbridge.cli
 import com.fasterxml.jackson.databind.ObjectMapper
 import io.indexbridge.bench.ZapCorpus
 import io.indexbridge.conformance.ZapConformance
+import io.indexbridge.delta.{DeletionVectorFile, PaimonBridge => DeltaBridge}
+import io.indexbridge.iceberg.{Puffin, PaimonBridge => IcebergBridge}
 import io.indexbridge.paimon.{DeletionFile, DeletionVector, HashIndex}
 import io.indexbridge.zap.{Merge, SegmentReader, SegmentWriter}
 import org.roaringbitmap.RoaringBitmap
@@ -55,6 +57,77 @@ object FileCodecs {
       val ranges = node.putArray("ranges")
       m.ranges.foreach(r => ranges.addArray().add(r.dataFile).add(r.offset).add(r.length).add(r.cardinality))
     }
+    mapper.writeValueAsString(out)
+  }
+
+  private def dvEntries(inputJson: String): Seq[(String, DeletionVector)] =
+    mapper.readTree(inputJson).elements().asScala.map { e =>
+      e.get("data_file").asText() -> DeletionVector.fromPositions(readLongs(e.get("positions").asText()), bitmap64 = true)
+    }.toSeq
+
+  /** `[{"data_file", "positions": path}, ...]` → a Puffin file of deletion-vector-v1 blobs at
+    * `outPath` (Iceberg's HashMap order). Returns Iceberg's DeleteFile fields per blob as JSON
+    * (`[{"file_path", "file_size_in_bytes", "content_offset", "content_size_in_bytes",
+    * "referenced_data_file", "record_count"}]`). */
+  def encodePuffinDeletionVectors(inputJson: String, createdBy: String, outPath: String): String = {
+    val out = mapper.createArrayNode()
+    Puffin.writeDeletionVectors(Paths.get(outPath), Puffin.dvFrames(dvEntries(inputJson)), createdBy).foreach { d =>
+      out.addObject().put("file_path", d.filePath).put("file_size_in_bytes", d.fileSizeInBytes).put("content_offset", d.contentOffset)
+        .put("content_size_in_bytes", d.contentSizeInBytes).put("referenced_data_file", d.referencedDataFile).put("record_count", d.recordCount)
+    }
+    mapper.writeValueAsString(out)
+  }
+
+  /** Every deletion-vector-v1 blob of a Puffin file → `outDir/<n>` positions files; returns
+    * `[{"referenced_data_file", "cardinality", "positions": path}]`. */
+  def decodePuffinDeletionVectors(puffinPath: String, outDir: String): String = {
+    val out = mapper.createArrayNode()
+    Puffin.readDeletionVectors(Paths.get(puffinPath)).zipWithIndex.foreach { case ((blob, dv), n) =>
+      val positions = Paths.get(outDir, n.toString).toString
+      writeLongs(positions, dv.positions)
+      out.addObject().put("referenced_data_file", blob.property(Puffin.ReferencedDataFile).get).put("cardinality", dv.cardinality)
+        .put("positions", positions)
+    }
+    mapper.writeValueAsString(out)
+  }
+
+  /** `[{"data_file", "positions": path}, ...]` → one Delta DV file under `tableDir` (frames in the
+    * given order, in the subdirectory `randomPrefix`, named after `uuid`). Returns
+    * `[{"data_file", "deletionVector": descriptor}]`. */
+  def encodeDeltaDvFile(inputJson: String, tableDir: String, randomPrefix: String, uuid: String): String = {
+    val frames = dvEntries(inputJson).map { case (name, dv) => DeletionVectorFile.DvFrame(name, dv.serialize(), dv.cardinality) }
+    val out = mapper.createArrayNode()
+    DeletionVectorFile.write(Paths.get(tableDir), frames, randomPrefix, java.util.UUID.fromString(uuid)).foreach { case (name, d) =>
+      out.addObject().put("data_file", name).set[com.fasterxml.jackson.databind.JsonNode]("deletionVector", d.toJson)
+    }
+    mapper.writeValueAsString(out)
+  }
+
+  /** The DV a descriptor (JSON, as in the log) stands for in the table `tableDir` → its positions
+    * at `outPositionsPath`; returns the cardinality. */
+  def decodeDeltaDeletionVector(descriptorJson: String, tableDir: String, outPositionsPath: String): Long = {
+    val descriptor = DeletionVectorFile.fromJson(mapper.readTree(descriptorJson))
+    val (_, dv) = DeletionVectorFile.readFrameOf(descriptor, Paths.get(tableDir))
+    writeLongs(outPositionsPath, dv.positions)
+    dv.cardinality
+  }
+
+  /** What `indexbridge iceberg dv-from-paimon` writes, through the Scala bridge (no Spark):
+    * `outDir/<deletion file>.puffin`; returns the jsonl rows as a JSON list. */
+  def paimonToIceberg(tableDir: String, outDir: String): String = {
+    val out = mapper.createArrayNode()
+    for (file <- IcebergBridge.deletionFiles(tableDir); (name, d) <- IcebergBridge.writePuffin(file, outDir))
+      out.addObject().put("data_file", name).put("file_path", d.filePath).put("file_size_in_bytes", d.fileSizeInBytes)
+        .put("content_offset", d.contentOffset).put("content_size_in_bytes", d.contentSizeInBytes)
+        .put("referenced_data_file", d.referencedDataFile).put("record_count", d.recordCount)
+    mapper.writeValueAsString(out)
+  }
+
+  /** What `indexbridge delta dv-from-paimon --storage STORAGE` writes, through the Scala bridge. */
+  def paimonToDelta(tableDir: String, outDir: String, storage: String): String = {
+    val out = mapper.createArrayNode()
+    for (file <- IcebergBridge.deletionFiles(tableDir); (name, d) <- DeltaBridge.writeDelta(file, Paths.get(outDir), storage))
+      out.addObject().put("data_file", name).set[com.fasterxml.jackson.databind.JsonNode]("deletionVector", d.toJson)
     mapper.writeValueAsString(out)
   }
 

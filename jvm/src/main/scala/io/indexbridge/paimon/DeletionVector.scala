@@ -249,6 +249,12 @@ object DeletionVector {
     dv
   }
 
+  /** True when `frame` is exactly one 64-bit frame (size field, magic d1 d3 39 64; the layout of
+    * an Iceberg deletion-vector-v1 blob and of a Delta DV frame). The bitmap is not decoded. */
+  def isFrame64(frame: Array[Byte]): Boolean =
+    frame.length >= 12 && Integer.reverseBytes(ByteReader.i32BE(frame, 4)) == Magic64 &&
+      (ByteReader.i32BE(frame, 0) & 0xffffffffL) == frame.length - 8L
+
   /** A 32-bit DV over `bm`, which it takes ownership of (no copy). */
   def fromBitmap(bm: RoaringBitmap): DeletionVector = {
     require(bm.isEmpty || bm.last() >= 0, s"position ${bm.last() & 0xffffffffL} is outside 0..$MaxPosition32, the range of a 32-bit deletion vector")
