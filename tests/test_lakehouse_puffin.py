@@ -36,7 +36,7 @@ def test_generated_dvs_round_trip_and_pyiceberg_reads_them(seed, tmp_path):
     dvs = _dvs(seed)
     files = puffin.write_deletion_vector_puffin(tmp_path / "dv.puffin", puffin.dv_frames(dvs))
     data = (tmp_path / "dv.puffin").read_bytes()
-    assert [f.referenced_data_file for f in files] == puffin.blob_order(dvs)
+    assert [f.referenced_data_file for f in files] == puffin.blob_order(puffin.dv_frames(dvs))
     for f in files:
         assert f.file_size_in_bytes == len(data) and f.file_path == str(tmp_path / "dv.puffin")
         # the blob is Paimon's 64-bit frame, byte for byte, at the manifest's offset and size

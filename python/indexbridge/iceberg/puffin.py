@@ -426,9 +426,16 @@ DvFrame = tuple[str, bytes | bytearray | memoryview, int]
 """(referenced data file, a 64-bit DV frame, its cardinality): a blob to be, taken as it is."""
 
 
-def blob_order(referenced_data_files: Iterable[str]) -> list[str]:
-    """The order ``BaseDVFileWriter`` writes blobs: its ``HashMap`` of paths (``computeIfAbsent``)."""
-    return hashmap_compute_if_absent_order(referenced_data_files, java_string_hash, java_string_compare)
+def blob_order(frames: Sequence[DvFrame]) -> list[str]:
+    """The order ``BaseDVFileWriter`` writes blobs: its ``HashMap`` of paths, which sees one
+    ``computeIfAbsent`` per deleted position (the data files in turn, each once per position). Only
+    whether a call follows the last insertion matters beyond the distinct paths (it may perform a
+    resize the insertion made due: at 13, 25, 49 ... files), so the calls reduce to the paths plus
+    the last one again when its file has two or more positions."""
+    calls = [name for name, _, _ in frames]
+    if frames and frames[-1][2] >= 2:
+        calls.append(frames[-1][0])
+    return hashmap_compute_if_absent_order(calls, java_string_hash, java_string_compare)
 
 
 def _check_frame(frame: memoryview, name: str) -> None:
@@ -461,7 +468,7 @@ def encode_deletion_vector_puffin(
     if len(by_name) != len(frames):
         raise ValueError("each data file may have only one deletion vector")
     if order == "hashmap":
-        names = blob_order(by_name)
+        names = blob_order(frames)
     elif order == "given":
         names = [name for name, _, _ in frames]
     else:
