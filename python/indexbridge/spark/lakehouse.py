@@ -105,7 +105,8 @@ def write_puffin_kernel(out_dir: str):
             return
         names, frames, cardinalities = _frames(table)
         path = Path(out_dir).absolute() / f"{content_uuid(names, frames)}-deletes.puffin"
-        rows = [f.to_json() for f in write_deletion_vector_puffin(path, zip(names, frames, cardinalities))]
+        # blobs in Iceberg's HashMap order, which within a bucket follows insertion: insert sorted
+        rows = [f.to_json() for f in write_deletion_vector_puffin(path, sorted(zip(names, frames, cardinalities)))]
         yield pa.RecordBatch.from_pylist(rows, schema=ICEBERG_DELETE_FILES)
 
     return kernel
@@ -131,7 +132,8 @@ def write_delta_kernel(table_dir: str, prefix_length: int):
             return
         names, frames, cardinalities = _frames(table)
         file_uuid = content_uuid(names, frames)
-        written = write_dv_file(table_dir, zip(names, frames, cardinalities), random_prefix=random_prefix(file_uuid, prefix_length), file_uuid=file_uuid)
+        in_order = sorted(zip(names, frames, cardinalities))  # the same bytes whatever order the rows came in
+        written = write_dv_file(table_dir, in_order, random_prefix=random_prefix(file_uuid, prefix_length), file_uuid=file_uuid)
         yield pa.RecordBatch.from_pylist([{"data_file": name, "deletionVector": d.to_json()} for name, d in written], schema=DELTA_DVS)
 
     return kernel
