@@ -89,7 +89,10 @@ def _powers_of_31(n: int) -> np.ndarray:
 def java_string_hash(s: str) -> int:
     """``java.lang.String.hashCode()``: ``sum(c[i] * 31^(n-1-i))`` over UTF-16 code units, taken
     mod 2^32 (computed mod 2^64 by a numpy dot product, which wraps; 2^32 divides 2^64)."""
-    units = np.frombuffer(s.encode("utf-16-be", "surrogatepass"), ">u2").astype(np.uint64)
+    if s.isascii():  # one UTF-16 unit per byte; encoding to UTF-16 with surrogatepass is slow
+        units = np.frombuffer(s.encode("ascii"), np.uint8).astype(np.uint64)
+    else:
+        units = np.frombuffer(s.encode("utf-16-be", "surrogatepass"), ">u2").astype(np.uint64)
     return to_java_int(int(units @ _powers_of_31(len(units))[::-1]))
 
 
