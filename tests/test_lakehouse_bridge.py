@@ -7,8 +7,6 @@ bytes are Paimon's."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,18 +16,13 @@ from indexbridge.delta import dv as ddv
 from indexbridge.delta.dv import DeletionVectorDescriptor
 from indexbridge.iceberg import puffin
 from indexbridge.iceberg.bridge import paimon_deletion_files
-from indexbridge.jvm import jar_path, paimon_bundle
+from indexbridge.jvm import run_reference
 from indexbridge.paimon.dv import DeletionVector
 
 
 def _create(tmp: Path, name: str, *options: str) -> str:
-    import pyspark
-
-    classpath = os.pathsep.join([str(jar_path()), str(paimon_bundle()), str(Path(pyspark.__file__).parent / "jars" / "*")])
     out = tmp / f"{name}.json"
-    done = subprocess.run(["java", "-cp", classpath, "io.indexbridge.reference.PaimonWriteReference", "create", "pk-dv", "1",
-                           str(tmp / "wh"), name, str(out), *options], capture_output=True, text=True)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
+    run_reference("create", "pk-dv", "1", str(tmp / "wh"), name, str(out), *options, main="PaimonWriteReference")
     return json.loads(out.read_text())["path"]
 
 

@@ -60,17 +60,18 @@ def paimon_bundle() -> Path:
     return PAIMON_BUNDLE
 
 
-def run_reference(*args: str) -> None:
-    """Runs ``io.indexbridge.reference.PaimonAnswers`` (real Paimon tables made and read by
-    Paimon's own Java API) in a JVM with our jar, Paimon's and Spark's; raises on failure."""
+def run_reference(*args: str, main: str = "PaimonAnswers") -> None:
+    """Runs ``io.indexbridge.reference.<main>`` (default ``PaimonAnswers``: real Paimon tables
+    made and read by Paimon's own Java API) in a JVM with our jar, Paimon's and Spark's; raises
+    on failure."""
     import pyspark
 
     classpath = os.pathsep.join([str(jar_path()), str(paimon_bundle()), str(Path(pyspark.__file__).parent / "jars" / "*")])
     done = subprocess.run(
-        ["java", "-cp", classpath, "io.indexbridge.reference.PaimonAnswers", *args], capture_output=True, text=True
+        ["java", "-cp", classpath, f"io.indexbridge.reference.{main}", *args], capture_output=True, text=True
     )
     if done.returncode != 0:
-        raise RuntimeError(f"PaimonAnswers {' '.join(args)} failed:\n{done.stderr[-4000:]}")
+        raise RuntimeError(f"{main} {' '.join(args)} failed:\n{done.stderr[-4000:]}")
 
 
 def java_error_message(error: Exception) -> str:

@@ -86,6 +86,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("suite", choices=["dv", "zap", "fileindex", "table", "table-write", "bleve"])
     p.add_argument("--positions", type=int, default=20_000_000, help="dv: deleted positions")
     p.add_argument("--files", type=int, default=1000, help="dv: data files")
+    p.add_argument("--full", action="store_true", help="dv: issue 18's scale (10,000 files, 200,000,000 positions)")
+    p.add_argument("--lakehouse-only", action="store_true", help="dv: only the Iceberg / Delta conversion lines")
     p.add_argument("--docs", type=int, default=None, help="zap: documents in the generated corpus (2000); bleve: documents indexed (200000)")
     p.add_argument("--rows", type=int, default=None, help="fileindex: rows per data file (1,000,000); table, table-write: orders (10,000,000)")
     p.add_argument("--warehouse", default=None, help="table, table-write: where the table is written once and reused (default: the temp dir)")

@@ -8,6 +8,9 @@
 * Scala codec against raw RoaringBitmap and against Paimon's own `BitmapDeletionVector`
   (inside the JVM, through `io.indexbridge.bench.DvBench`).
 * Python codec against raw pyroaring.
+* Lakehouse: Paimon DVs moved to Iceberg Puffin files and Delta DV files against merely reading
+  them (`indexbridge.cli.bench_lakehouse`; `--full` for issue 18's 10k files / 200M positions,
+  `--lakehouse-only` for these lines alone).
 
 `zap`, bleve segments, against the Go module (integration/zapgo: bleve v1.0.14 + zap v11.0.14,
 built with the local Go toolchain) on one generated raw-document corpus
@@ -191,9 +194,15 @@ def run(args) -> int:
         print(f"indexbridge bench zap: {args.docs} documents, best of {args.rounds} rounds")
         bench_zap(args.docs, args.rounds)
         return 0
+    from indexbridge.cli import bench_lakehouse
+
+    if args.full:
+        args.files, args.positions = bench_lakehouse.FULL_FILES, bench_lakehouse.FULL_POSITIONS
     per_file = max(1, args.positions // args.files)
     print(f"indexbridge bench dv: {args.positions} positions, {args.files} files")
-    bench_spark(args.positions, args.files)
-    bench_jvm(args.files, per_file)
-    bench_python(args.files, per_file)
+    if not args.lakehouse_only:
+        bench_spark(args.positions, args.files)
+        bench_jvm(args.files, per_file)
+        bench_python(args.files, per_file)
+    bench_lakehouse.run(args.files, args.positions, args.rounds)
     return 0

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from indexbridge.delta import log as delta_log
 from indexbridge.delta.dv import DeletionVectorDescriptor, encode_dv_file, file_name, read_frame_of
-from indexbridge.iceberg.bridge import checked_frames, paimon_deletion_files
+from indexbridge.iceberg.bridge import PaimonDeletionFile, checked_frames, paimon_deletion_files
 from indexbridge.paimon.dv import DeletionVector
 from indexbridge.storage import write_atomically
 
@@ -39,32 +39,36 @@ def paimon_to_delta(
         raise ValueError(f"storage must be 'u' or 'p', got {storage!r}")
     out_dir = Path(out_dir).absolute()
     out_dir.mkdir(parents=True, exist_ok=True)
+    return [row for deletion_file in paimon_deletion_files(table_dir, snapshot)
+            for row in deletion_file_to_delta(deletion_file, out_dir, storage)]  # fmt: skip
+
+
+def deletion_file_to_delta(deletion_file: PaimonDeletionFile, out_dir: Path, storage: str = "u") -> list[tuple[str, DeletionVectorDescriptor]]:
+    """The Delta DVs of one Paimon deletion file: its copy under ``out_dir`` (``u``) or
+    descriptors pointing at it (``p``); ``(data file name, descriptor)`` per data file."""
+    if not deletion_file.dvs:
+        return []
+    data = deletion_file.path.read_bytes()
+    checked = list(checked_frames(deletion_file, data, convert=storage == "u"))
     result = []
-    for deletion_file in paimon_deletion_files(table_dir, snapshot):
-        if not deletion_file.dvs:
-            continue
-        data = deletion_file.path.read_bytes()
-        checked = list(checked_frames(deletion_file, data, convert=storage == "u"))
-        if all(dv.bitmap64 for _, _, dv in checked):
-            if storage == "p":
-                for dv_range, _, dv in checked:
-                    result.append((dv_range.data_file, DeletionVectorDescriptor.absolute(deletion_file.path, dv_range.length - 8, dv.cardinality, dv_range.offset)))
-                continue
-            file_uuid = copy_uuid(deletion_file.path)
-            write_atomically(out_dir / file_name(file_uuid), data)  # the whole file, as it is
-            for dv_range, _, dv in checked:
-                result.append((dv_range.data_file, DeletionVectorDescriptor.uuid_relative(file_uuid, dv_range.length - 8, dv.cardinality, dv_range.offset)))
-            continue
+    if all(dv.bitmap64 for _, _, dv in checked):
         if storage == "p":
-            raise ValueError(
-                f"{deletion_file.path} holds 32-bit deletion vectors, which Delta cannot read in place: "
-                "use --storage u (converted to 64-bit frames)"
-            )
+            return [(dv_range.data_file, DeletionVectorDescriptor.absolute(deletion_file.path, dv_range.length - 8, dv.cardinality, dv_range.offset))
+                    for dv_range, _, dv in checked]  # fmt: skip
         file_uuid = copy_uuid(deletion_file.path)
-        content, offsets = encode_dv_file(frame for _, frame, _ in checked)
-        write_atomically(out_dir / file_name(file_uuid), content)
-        for (dv_range, frame, dv), offset in zip(checked, offsets):
-            result.append((dv_range.data_file, DeletionVectorDescriptor.uuid_relative(file_uuid, len(frame) - 8, dv.cardinality, offset)))
+        write_atomically(out_dir / file_name(file_uuid), data)  # the whole file, as it is
+        return [(dv_range.data_file, DeletionVectorDescriptor.uuid_relative(file_uuid, dv_range.length - 8, dv.cardinality, dv_range.offset))
+                for dv_range, _, dv in checked]  # fmt: skip
+    if storage == "p":
+        raise ValueError(
+            f"{deletion_file.path} holds 32-bit deletion vectors, which Delta cannot read in place: "
+            "use --storage u (converted to 64-bit frames)"
+        )
+    file_uuid = copy_uuid(deletion_file.path)
+    content, offsets = encode_dv_file(frame for _, frame, _ in checked)
+    write_atomically(out_dir / file_name(file_uuid), content)
+    for (dv_range, frame, dv), offset in zip(checked, offsets):
+        result.append((dv_range.data_file, DeletionVectorDescriptor.uuid_relative(file_uuid, len(frame) - 8, dv.cardinality, offset)))
     return result
 
 

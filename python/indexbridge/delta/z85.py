@@ -14,6 +14,7 @@ decoding rejects a group whose value exceeds 2^32 - 1 (Delta silently wraps it).
 
 from __future__ import annotations
 
+import functools
 import struct
 import uuid
 
@@ -61,6 +62,7 @@ def decode(text: str, size: int | None = None, *, source: str = "<z85>", offset:
     return bytes(out)
 
 
+@functools.lru_cache(maxsize=4096)  # every DV of a file names the same UUID
 def encode_uuid(value: uuid.UUID) -> str:
     """The 20 characters of a UUID (its 16 bytes, most significant half first)."""
     return encode(value.bytes)

@@ -88,6 +88,22 @@ def puffin_file_name(deletion_file: PaimonDeletionFile) -> str:
     return f"{deletion_file.index_file}.puffin"
 
 
+def deletion_file_to_puffin(deletion_file: PaimonDeletionFile, out_dir: Path, *, created_by: str | None = None) -> list[tuple[str, DeleteFile]]:
+    """Writes ``out_dir/<deletion file>.puffin`` of one deletion file's DVs (none if it has
+    none); returns ``(data file name, Iceberg DeleteFile)`` per data file, in blob order."""
+    if not deletion_file.dvs:
+        return []
+    data = deletion_file.path.read_bytes()
+    frames: list[DvFrame] = []
+    names = {}
+    for dv_range, frame, dv in checked_frames(deletion_file, data):
+        frames.append((str(dv_range.data_path), frame, dv.cardinality))
+        names[str(dv_range.data_path)] = dv_range.data_file
+    kwargs = {"created_by": created_by} if created_by else {}
+    written = write_deletion_vector_puffin(out_dir / puffin_file_name(deletion_file), frames, **kwargs)
+    return [(names[delete_file.referenced_data_file], delete_file) for delete_file in written]
+
+
 def paimon_to_puffin(
     table_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str], *, snapshot: int | None = None, created_by: str | None = None
 ) -> list[tuple[str, DeleteFile]]:
@@ -95,17 +111,5 @@ def paimon_to_puffin(
     ``(data file name, Iceberg DeleteFile)`` per data file with a DV, in blob order."""
     out_dir = Path(out_dir).absolute()
     out_dir.mkdir(parents=True, exist_ok=True)
-    result = []
-    for deletion_file in paimon_deletion_files(table_dir, snapshot):
-        if not deletion_file.dvs:
-            continue
-        data = deletion_file.path.read_bytes()
-        frames: list[DvFrame] = []
-        names = {}
-        for dv_range, frame, dv in checked_frames(deletion_file, data):
-            frames.append((str(dv_range.data_path), frame, dv.cardinality))
-            names[str(dv_range.data_path)] = dv_range.data_file
-        kwargs = {"created_by": created_by} if created_by else {}
-        for delete_file in write_deletion_vector_puffin(out_dir / puffin_file_name(deletion_file), frames, **kwargs):
-            result.append((names[delete_file.referenced_data_file], delete_file))
-    return result
+    return [row for deletion_file in paimon_deletion_files(table_dir, snapshot)
+            for row in deletion_file_to_puffin(deletion_file, out_dir, created_by=created_by)]  # fmt: skip

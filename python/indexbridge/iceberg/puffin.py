@@ -389,7 +389,10 @@ def footer_json(blobs: Sequence[BlobMetadata], properties: Mapping[str, str]) ->
     footer: dict = {"blobs": [b.to_json() for b in blobs]}
     if properties:
         footer["properties"] = dict(properties)
-    return _json(footer).encode("utf-8")
+    # json.dumps writes what Jackson writes except for \u escapes (lower- vs upper-case hex):
+    # take the fast writer unless its output has one.
+    text = json.dumps(footer, separators=(",", ":"), ensure_ascii=False)
+    return (_json(footer) if "\\u" in text else text).encode("utf-8")
 
 
 def _compress(codec: str, data: bytes | memoryview) -> bytes:

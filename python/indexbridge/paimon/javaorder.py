@@ -71,13 +71,29 @@ def to_java_int(value: int) -> int:
     return value - (1 << 32) if value & 0x80000000 else value
 
 
+_POWERS_OF_31 = np.ones(1, np.uint64)  # 31^k mod 2^64 (k = 0, 1, ...), grown on demand
+
+
+def _powers_of_31(n: int) -> np.ndarray:
+    global _POWERS_OF_31
+    if len(_POWERS_OF_31) < n:
+        powers = np.empty(max(n, 2 * len(_POWERS_OF_31)), np.uint64)
+        powers[0] = 1
+        with np.errstate(over="ignore"):
+            for k in range(1, len(powers)):
+                powers[k] = powers[k - 1] * np.uint64(31)
+        _POWERS_OF_31 = powers
+    return _POWERS_OF_31[:n]
+
+
 def java_string_hash(s: str) -> int:
-    """``java.lang.String.hashCode()``: ``sum(c[i] * 31^(n-1-i))`` over UTF-16 code units."""
-    units = s.encode("utf-16-be", "surrogatepass")
-    h = 0
-    for i in range(0, len(units), 2):
-        h = (31 * h + (units[i] << 8 | units[i + 1])) & _MASK32
-    return to_java_int(h)
+    """``java.lang.String.hashCode()``: ``sum(c[i] * 31^(n-1-i))`` over UTF-16 code units, taken
+    mod 2^32 (computed mod 2^64 by a numpy dot product, which wraps; 2^32 divides 2^64)."""
+    if s.isascii():  # one UTF-16 unit per byte; encoding to UTF-16 with surrogatepass is slow
+        units = np.frombuffer(s.encode("ascii"), np.uint8).astype(np.uint64)
+    else:
+        units = np.frombuffer(s.encode("utf-16-be", "surrogatepass"), ">u2").astype(np.uint64)
+    return to_java_int(int(units @ _powers_of_31(len(units))[::-1]))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -282,3 +282,14 @@ from indexbridge.spark.zap import (  # noqa: E402  (re-exported: one namespace f
     zap_terms,
     zap_term_search,
 )
+
+# -- Iceberg v3 and Delta Lake deletion vectors (indexbridge.spark.lakehouse) ------------------
+
+from indexbridge.spark.lakehouse import (  # noqa: E402  (re-exported: one namespace for users)
+    paimon_dvs_to_delta,
+    paimon_dvs_to_iceberg,
+    read_delta_dvs,
+    read_iceberg_dvs,
+    write_delta_dvs,
+    write_iceberg_dvs,
+)
