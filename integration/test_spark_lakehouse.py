@@ -138,8 +138,7 @@ def test_iceberg_dvs_read_as_iceberg_deletes(lake, iceberg_table):
         assert ours == data, f"our Puffin file of Iceberg's blobs differs from {path}"
         # Iceberg's blob order is its HashMap's, filled by computeIfAbsent (which puts a new key at
         # the head of its bin) in the order the task met the files: some order gives the footer's
-        names = [name for name, _, _ in frames]
-        assert puffin.blob_order(list(reversed(names))) == names
+        assert puffin.blob_order(list(reversed(frames))) == [name for name, _, _ in frames]
     # the Spark read, as positions and as DVs applied to every row of the data files
     # A Puffin file may still hold a DV that a later statement replaced by a larger one (the
     # union): the positions of a file are those of its newest DV, the live DV the largest.
