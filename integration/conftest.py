@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from pyspark.sql import SparkSession
 
-from indexbridge.spark import configure
+from local_spark import start_session
 
 
 @pytest.fixture(scope="session")
 def spark():
-    builder = SparkSession.builder.master("local[2]").appName("indexbridge-tests")
-    session = (
-        configure(builder)
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
+    session = start_session("local[2]", "indexbridge-tests")
     yield session
     session.stop()

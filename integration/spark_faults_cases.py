@@ -16,28 +16,25 @@ integration tests share a ``local[2]`` one). Run alone: ``python -m pytest integ
 
 from __future__ import annotations
 
-import json
-import os
 import random
 import re
 import shutil
-import subprocess
 import threading
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from local_spark import start_session
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from indexbridge.errors import IndexFormatError
-from indexbridge.jvm import jar_path, paimon_bundle
-from indexbridge.spark import configure
 from indexbridge.spark import functions as ibf
 from indexbridge.spark.faults import PROPERTY
 from indexbridge.zap import Segment
 from indexbridge.zap.analyzers import FieldMapping
+from test_spark_paimon_write import _create as create_table
 
 ENGINES_ZAP = ("jvm", "python")
 WORDS = ["spark", "span", "zap", "bleve", "index", "segment", "merge", "query", "alpha", "beta", "gamma", "delta"]
@@ -45,16 +42,8 @@ WORDS = ["spark", "span", "zap", "bleve", "index", "segment", "merge", "query", 
 
 @pytest.fixture(scope="module")
 def spark():
-    builder = SparkSession.builder.master("local-cluster[2,1,1024]").appName("indexbridge-faults")
-    session = (
-        configure(builder)
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.task.maxFailures", "2")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("OFF")
+    session = start_session("local-cluster[2,1,1024]", "indexbridge-faults", **{"spark.task.maxFailures": "2"})
+    session.sparkContext.setLogLevel("OFF")  # the failures are the point: no task error logs
     yield session
     session.stop()
 
@@ -374,22 +363,11 @@ def test_damaged_bleve_indexes_fail_with_file_and_offset(spark, bleve_index, tmp
 # -- Paimon tables ---------------------------------------------------------------------------------
 
 
-def _reference(*args: str) -> None:
-    import pyspark
-
-    classpath = os.pathsep.join([str(jar_path()), str(paimon_bundle()), str(Path(pyspark.__file__).parent / "jars" / "*")])
-    done = subprocess.run(["java", "-cp", classpath, "io.indexbridge.reference.PaimonWriteReference", *args], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-4000:]
-
-
 @pytest.fixture(scope="module")
 def dv_table(tmp_path_factory) -> Path:
     """An append table with deletion vectors, written by Paimon 1.4.2's Java API (several data files)."""
-    tmp = tmp_path_factory.mktemp("paimon")
-    out = tmp / "t.json"
-    _reference("create", "append", "31", str(tmp / "wh"), "t", str(out), "file.format=parquet", "file-index.*=-",
-               "deletion-vectors.enabled=true", "file-index.in-manifest-threshold=1")
-    return Path(json.loads(out.read_text())["path"])
+    return Path(create_table(tmp_path_factory.mktemp("paimon"), "t", "append", 31, "file-index.*=-",
+                             "deletion-vectors.enabled=true", "file-index.in-manifest-threshold=1"))
 
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
