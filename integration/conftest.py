@@ -12,9 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pyspark.sql import SparkSession
 
-from indexbridge.spark import configure
+from local_spark import start_session
 
 M2 = Path.home() / ".m2" / "repository"
 LAKEHOUSE_JARS = (
@@ -31,19 +30,7 @@ def spark():
     if missing:
         pytest.fail(f"Iceberg's / Delta's jars are missing (run scripts/bootstrap.sh): {missing}", pytrace=False)
     jars = [str(j) for j in LAKEHOUSE_JARS]
-    builder = (
-        SparkSession.builder.master("local[2]")
-        .appName("indexbridge-tests")
-        .config("spark.jars", ",".join(jars))
-        .config("spark.driver.extraClassPath", ":".join(jars))
-        .config("spark.sql.extensions", LAKEHOUSE_EXTENSIONS)
-    )
-    session = (
-        configure(builder)
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
+    session = start_session("local[2]", "indexbridge-tests", **{
+        "spark.jars": ",".join(jars), "spark.driver.extraClassPath": ":".join(jars), "spark.sql.extensions": LAKEHOUSE_EXTENSIONS})
     yield session
     session.stop()

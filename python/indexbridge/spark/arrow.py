@@ -30,6 +30,7 @@ from indexbridge.paimon.fileindex.container import (
 )
 from indexbridge.paimon.fileindex.predicate import BitmapResult, Predicate
 from indexbridge.paimon.fileindex.values import DataType
+from indexbridge.spark.faults import fail_first_attempt
 from indexbridge.storage import write_atomically
 
 DELETION_FILE_ROWS = pa.schema(
@@ -77,6 +78,9 @@ def write_deletion_files_kernel(
         if table.num_rows == 0:
             return DELETION_FILE_ROWS.empty_table()
         key = _group_key(table, group_cols)
+        # by data file: the rows arrive in shuffle order, which a retried task need not see again,
+        # and the frames' order (Java HashMap order on equal hashes) and rolling follow it
+        table = table.sort_by(file_col)
         names = table.column(file_col).to_pylist()
         frames = table.column(dv_col).to_pylist()
         dvs = [
@@ -86,6 +90,7 @@ def write_deletion_files_kernel(
         metas = write_deletion_files(
             directory, dvs, target_size=target_size, order="hashmap", file_name=lambda n: index_file_name(key, n)
         )
+        fail_first_attempt("deletion-files")
         columns: dict[str, list] = {f.name: [] for f in DELETION_FILE_ROWS}
         for meta in metas:
             for r in meta.ranges:
@@ -161,6 +166,7 @@ def hash_index_kernel(directory: str, group_cols: Sequence[str], hash_col: str):
         data = encode_hash_index(hashes.tolist(), order="paimon")
         name = index_file_name(key, 0)
         write_atomically(Path(directory) / name, data)
+        fail_first_attempt("hash-index")
         rows = pa.table({"index_file": [name], "file_size": [len(data)], "row_count": [len(data) // 4]}, schema=HASH_INDEX_ROWS)
         return _with_group(rows, table, group_cols, key)
 
@@ -263,6 +269,7 @@ def build_file_indexes_kernel(
         if table.num_rows == 0:
             return FILE_INDEX_ROWS.empty_table()
         row = file_index_row(table.column(file_col)[0].as_py(), table, pos_col, options, fields, directory)
+        fail_first_attempt("file-index")
         return pa.Table.from_pylist([row], schema=FILE_INDEX_ROWS)
 
     return kernel

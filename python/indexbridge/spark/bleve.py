@@ -55,6 +55,7 @@ from indexbridge.bleve.index import (
 )
 from indexbridge.bleve.mapping import IndexMapping, go_json_float
 from indexbridge.bleve.query import IndexStats, SegmentView, evaluate, parse_query, plan
+from indexbridge.spark.faults import fail_first_attempt
 from indexbridge.storage import write_atomically
 from indexbridge.zap.analysis import gc_paused
 from indexbridge.zap.segment import build_segment
@@ -123,6 +124,7 @@ def _write_kernel(store: str, mapping_json: str | None, id_col: str, rows_per_se
             target = Path(store) / build_name(partition, written)
             with gc_paused():
                 write_atomically(target, build_segment(pending))
+            fail_first_attempt("bleve-write")
             out = pa.RecordBatch.from_pydict({"partition": [partition], "n": [written], "path": [str(target)], "docs": [len(pending)]},
                                              schema=_BUILT)
             written += 1

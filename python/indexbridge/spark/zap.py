@@ -52,9 +52,7 @@ def segment_paths(segments: Segments, segments_per_task: int = 1) -> DataFrame:
     a list keeps its order, ``segments_per_task`` consecutive paths per partition."""
     if isinstance(segments, DataFrame):
         return segments.select("path")
-    spark = SparkSession.getActiveSession()
-    if spark is None:
-        raise RuntimeError("no active Spark session (create one with indexbridge.spark.configure)")
+    spark = SparkSession.active()  # this thread's session, else the default one (jobs from a thread pool)
     paths: list[str] = []
     for p in [segments] if isinstance(segments, str) else segments:
         paths.extend(sorted(str(f) for f in Path(p).glob("*.zap")) if Path(p).is_dir() else [str(p)])

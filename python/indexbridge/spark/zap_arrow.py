@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from indexbridge.paimon.dv import DeletionVector
+from indexbridge.spark.faults import fail_first_attempt
 from indexbridge.storage import write_atomically
 from indexbridge.zap import Document, Segment, build_segment, merge_segments
 from indexbridge.zap.analyzers import FieldMapping, analyze_document
@@ -155,6 +156,7 @@ def build_kernel(directory: str, id_col: str, mappings: Sequence[FieldMapping], 
             row = _write(Path(directory) / segment_name(partition, written), build_segment(pending, chunk_factor))
             written += 1
             pending.clear()
+            fail_first_attempt("zap-build")
             return _batch(SEGMENT_FILES, [row])
 
         for batch in batches:
@@ -201,6 +203,7 @@ def merge_kernel(directory: str, chunk_factor: int) -> Kernel:
                     for s in segments:
                         s.close()
                 rows.append((*_write(Path(directory) / merged_name(sources), data), sources, mapping))
+                fail_first_attempt("zap-merge")
             yield _batch(MERGED, rows)
 
     return kernel

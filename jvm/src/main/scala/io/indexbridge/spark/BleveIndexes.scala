@@ -88,6 +88,7 @@ object BleveIndexes {
         }.toIndexedSeq
         val target = Paths.get(storeDir).resolve(buildName(partition, n))
         SegmentWriter.write(mapped, target)
+        TaskFaults.failFirstAttempt("bleve-write")
         (partition, n, target.toString, mapped.length.toLong)
       }
     }.collect().sortBy(t => (t._1, t._2))

@@ -68,7 +68,9 @@ object FileIndexes {
       rows.map { r =>
         val file = r.getString(0)
         val bytes = r.getAs[Array[Byte]](1)
-        indexRow(file, bytes, threshold, directory)
+        val row = indexRow(file, bytes, threshold, directory)
+        TaskFaults.failFirstAttempt("file-index")
+        row
       }
     }(Encoders.row(IndexRowsSchema))
   }

@@ -284,7 +284,7 @@ object PaimonLoad {
       current.write(r.getStruct(5, n), r.getInt(3), r.getLong(2))
     }
     if (current != null) out += current.finish()
-    org.apache.spark.sql.indexbridge.PaimonDataFiles.maybeFail(if (ctx.compaction) "load-compaction" else "load")
+    TaskFaults.failFirstAttempt(if (ctx.compaction) "load-compaction" else "load")
     out.iterator
   }
 

@@ -90,7 +90,7 @@ object PaimonWrite {
         .map { case (task, layout) =>
           val (read, schema) = readers(layout)
           val rebuilt = rewriteOne(task, read, schema)
-          PaimonDataFiles.maybeFail("rewrite-file-index")
+          TaskFaults.failFirstAttempt("rewrite-file-index")
           rebuilt
         }.collect().toSeq
       val changes = FileIndexRewrite.changes(results.map(r => r._1 -> r._2), results.flatMap(_._3).map(Paths.get(_)))
@@ -192,7 +192,7 @@ object PaimonWrite {
           val sorted = items.toSeq.sortBy(_._1)
           val (entries, written) = DeletionVectorWrite.write(groups(g),
             sorted.map { case (f, dv, _) => f -> io.indexbridge.paimon.DeletionVector.deserialize(dv, s"<new deletion vector of $f>", verifyCrc = false) })
-          PaimonDataFiles.maybeFail("delete")
+          TaskFaults.failFirstAttempt("delete")
           (entries, written, sorted.size.toLong, sorted.map(_._3).sum)
         }.collect().toSeq
       if (results.isEmpty) return WriteSummary(path, None, None, Seq("data_files" -> 0L, "deleted_rows" -> 0L))

@@ -36,6 +36,7 @@ object ZapBuild {
         }.toIndexedSeq
         val path = Paths.get(directory).resolve(segmentName(partition, n))
         SegmentWriter.write(documents, path, chunkFactor)
+        TaskFaults.failFirstAttempt("zap-build")
         Row.fromSeq(ZapSegments.describe(path))
       }
     }(Encoders.row(ZapSegments.SegmentFileSchema))

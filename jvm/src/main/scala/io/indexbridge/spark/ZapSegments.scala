@@ -135,11 +135,8 @@ object ZapSegments {
       if (deletes == null) members.withColumn("dv", org.apache.spark.sql.functions.lit(null).cast(BinaryType))
       else {
         val docs =
-          if (deletes.columns.contains("doc")) deletes.select(col("segment"), col("doc"))
-          else if (deletes.columns.contains("_id"))
-            deletes.select(col("segment"), col("_id"))
-              .join(ids(segmentPaths(spark, paths.toIndexedSeq)), Seq("segment", "_id"))
-              .select(col("segment"), col("doc"))
+          if (deletes.columns.contains("doc")) checkedDocs(deletes.select(col("segment"), col("doc")), paths)
+          else if (deletes.columns.contains("_id")) checkedIds(deletes.select(col("segment"), col("_id")), paths)
           else throw new IllegalArgumentException(
             s"deletes need columns (segment, doc) or (segment, _id), found ${deletes.columns.mkString(", ")}")
         val dvs = docs.groupBy(col("segment").as("path")).agg(functions.dvAgg(col("doc")).as("dv"))
@@ -149,6 +146,46 @@ object ZapSegments {
     withDvs.groupBy(col("group"))
       .agg(collect_list(struct(col("position"), col("path"), col("dv"))).as("members"))
       .repartition(math.max(1, groups), col("group"))
+  }
+
+  private val Shown = 5 // offending deletes named in an error
+
+  private def unknownSegment(segment: String): String =
+    s"deletes name segment $segment, which is not among the segments merged"
+
+  /** (segment, doc) deletes, after a job that fails with an IllegalArgumentException naming them
+    * when any names a segment not among `paths` or a doc number outside 0 .. numDocs - 1 (before
+    * any merge task runs, so that nothing is written). */
+  private def checkedDocs(docs: DataFrame, paths: Seq[String]): DataFrame = {
+    val counts = segmentPaths(docs.sparkSession, paths).mapPartitions(_.map { r =>
+      val path = r.getString(0)
+      (path, SegmentReader.open(Paths.get(path)).numDocs)
+    })(Encoders.tuple(Encoders.STRING, Encoders.scalaInt)).toDF("_ib_path", "_ib_docs")
+    val bad = docs.join(counts, col("segment") === col("_ib_path"), "left")
+      .where(col("_ib_path").isNull || col("doc").isNull || col("doc") < 0 || col("doc") >= col("_ib_docs"))
+      .select(col("segment"), col("doc"), col("_ib_docs")).limit(Shown).collect()
+    if (bad.nonEmpty) throw new IllegalArgumentException(bad.map { r =>
+      if (r.isNullAt(2)) unknownSegment(r.getString(0))
+      else s"deletes name doc ${if (r.isNullAt(1)) "null" else r.get(1).toString} of segment ${r.getString(0)}, " +
+        s"which has docs 0 .. ${r.getInt(2) - 1}"
+    }.mkString("; "))
+    docs
+  }
+
+  /** (segment, _id) deletes as (segment, doc), after a job that fails with an IllegalArgumentException
+    * naming them when any names a segment not among `paths` or an `_id` the segment does not hold. */
+  private def checkedIds(deletes: DataFrame, paths: Seq[String]): DataFrame = {
+    val known = ids(segmentPaths(deletes.sparkSession, paths)).select(col("segment").as("_ib_segment"), col("_id").as("_ib_id"), col("doc"))
+    val docs = deletes.join(known, col("segment") === col("_ib_segment") && col("_id") === col("_ib_id"), "left")
+    val bad = docs.where(col("doc").isNull).select(col("segment"), col("_id")).limit(Shown).collect()
+    if (bad.nonEmpty) {
+      val segments = paths.toSet
+      throw new IllegalArgumentException(bad.map { r =>
+        if (!segments.contains(r.getString(0))) unknownSegment(r.getString(0))
+        else s"deletes name _id '${r.getString(1)}', which is no document of segment ${r.getString(0)}"
+      }.mkString("; "))
+    }
+    docs.select(col("segment"), col("doc"))
   }
 
   /** The file name of the merge of `sources`: a digest of their paths, so that a retried task
@@ -175,6 +212,7 @@ object ZapSegments {
         }.toIndexedSeq
         val path = Paths.get(directory).resolve(mergedName(sources))
         val newDocNums = Merge.mergeTo(readers, drops, path, chunkFactor)
+        TaskFaults.failFirstAttempt("zap-merge")
         val newDocs = readers.indices.map { i =>
           if (newDocNums(i).length == readers(i).numDocs) newDocNums(i) else Array.fill(readers(i).numDocs)(-1L)
         }

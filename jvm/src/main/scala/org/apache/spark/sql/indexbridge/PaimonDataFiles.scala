@@ -3,7 +3,6 @@ package org.apache.spark.sql.indexbridge
 import java.nio.file.{Files, Path, Paths, StandardCopyOption}
 import java.util.UUID
 
-import org.apache.spark.TaskContext
 import org.apache.spark.paths.SparkPath
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
@@ -43,15 +42,5 @@ object PaimonDataFiles {
       Files.write(tmp, bytes)
       Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
     } finally Files.deleteIfExists(tmp)
-  }
-
-  /** Test hook: when the driver set the local property `indexbridge.test.failTask` to `job`, the
-    * first attempt of the job's first task fails after writing its files (a task failure that
-    * Spark retries). */
-  def maybeFail(job: String): Unit = {
-    val context = TaskContext.get()
-    if (context != null && context.getLocalProperty("indexbridge.test.failTask") == job &&
-        context.attemptNumber() == 0 && context.partitionId() == 0)
-      throw new IllegalStateException(s"injected failure of the first attempt of $job's first task")
   }
 }

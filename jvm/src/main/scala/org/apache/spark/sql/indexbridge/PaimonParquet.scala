@@ -11,6 +11,7 @@ import io.indexbridge.paimon.KeyType
 import io.indexbridge.paimon.table.{ColumnStatistics, DataField => PaimonField, DataType => PaimonType, TableSchema}
 import org.apache.hadoop.conf.Configuration
 import org.apache.parquet.column.statistics._
+import org.apache.parquet.format.Util
 import org.apache.parquet.hadoop.ParquetWriter
 import org.apache.parquet.hadoop.api.WriteSupport
 import org.apache.parquet.hadoop.metadata.{CompressionCodecName, ParquetMetadata}
@@ -295,11 +296,39 @@ object PaimonParquet {
     def close(): (ParquetMetadata, Long) = {
       parquet.close()
       closed = true
+      sortEncodings(tmp)
       Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
       (parquet.getFooter, Files.size(target))
     }
 
     def abort(): Unit = if (!closed) { scala.util.Try(parquet.close()); Files.deleteIfExists(tmp) }
+  }
+
+  /** Puts each column chunk's `encodings` list of the footer of the Parquet file at `path` in
+    * ascending order, in place. parquet-mr lists them in the iteration order of a HashSet of enum
+    * constants, whose identity hash codes differ from JVM to JVM: without this, a task retried on
+    * another executor writes different bytes. The list is a set (readers ignore its order) and
+    * reordering keeps its length, so no offset moves. */
+  private def sortEncodings(path: Path): Unit = {
+    val channel = java.nio.channels.FileChannel.open(path, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)
+    try {
+      val size = channel.size()
+      val tail = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN)
+      channel.read(tail, size - 8)
+      val length = tail.getInt(0)
+      val start = size - 8 - length
+      val footer = ByteBuffer.allocate(length)
+      channel.read(footer, start)
+      val meta = Util.readFileMetaData(new java.io.ByteArrayInputStream(footer.array()))
+      for (group <- meta.getRow_groups.asScala; chunk <- group.getColumns.asScala if chunk.isSetMeta_data) {
+        val column = chunk.getMeta_data
+        column.setEncodings(column.getEncodings.asScala.sortBy(_.getValue).asJava)
+      }
+      val out = new java.io.ByteArrayOutputStream(length)
+      Util.writeFileMetaData(meta, out)
+      if (out.size() != length) throw new IllegalStateException(s"$path: the footer's length changed from $length to ${out.size()}")
+      channel.write(ByteBuffer.wrap(out.toByteArray), start)
+    } finally channel.close()
   }
 
   // ------------------------------------------------------------------------------------------
