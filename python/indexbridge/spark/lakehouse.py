@@ -33,6 +33,7 @@ import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from indexbridge.delta import bridge as delta_bridge
 from indexbridge.delta import log as delta_log
@@ -67,12 +68,6 @@ PAIMON_TO_ICEBERG = pa.schema([("data_file", pa.string()), *ICEBERG_DELETE_FILES
 # Delta's random prefixes are alphanumeric (``Random.alphanumeric``); ours are derived from the
 # file's content hash so that a retried task picks the same directory.
 _PREFIX_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-
-def _spark_schema(schema: pa.Schema):
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    return from_arrow_schema(schema)
 
 
 def content_uuid(names: Sequence[str], frames: Sequence[bytes]) -> uuid.UUID:
@@ -186,8 +181,8 @@ def read_delta_kernel(table_dir: str, groups: Sequence[Sequence[tuple[str, Delet
 def _per_task(spark: SparkSession, n: int, kernel: Callable, schema: pa.Schema) -> DataFrame:
     """One task per item 0..n-1 (the kernel gets the ids)."""
     if n == 0:
-        return spark.createDataFrame([], _spark_schema(schema))
-    return spark.range(0, n, 1, n).mapInArrow(kernel, _spark_schema(schema))
+        return spark.createDataFrame([], from_arrow_schema(schema))
+    return spark.range(0, n, 1, n).mapInArrow(kernel, from_arrow_schema(schema))
 
 
 # -- DataFrame functions -----------------------------------------------------------------------
@@ -207,7 +202,7 @@ def write_iceberg_dvs(dvs: DataFrame, out_dir: str | os.PathLike[str], *, file_c
     ``DeleteFile`` (format PUFFIN): file_path, file_size_in_bytes, content_offset,
     content_size_in_bytes, referenced_data_file, record_count."""
     kernel = write_puffin_kernel(os.fspath(out_dir))
-    return _aggregated(dvs, file_col, pos_col).mapInArrow(kernel, _spark_schema(ICEBERG_DELETE_FILES))
+    return _aggregated(dvs, file_col, pos_col).mapInArrow(kernel, from_arrow_schema(ICEBERG_DELETE_FILES))
 
 
 def write_delta_dvs(
@@ -220,7 +215,7 @@ def write_delta_dvs(
     if prefix_length < 0:
         raise ValueError(f"prefix_length must be >= 0, got {prefix_length}")
     kernel = write_delta_kernel(os.path.abspath(table_dir), prefix_length)
-    return _aggregated(dvs, file_col, pos_col).mapInArrow(kernel, _spark_schema(DELTA_DVS))
+    return _aggregated(dvs, file_col, pos_col).mapInArrow(kernel, from_arrow_schema(DELTA_DVS))
 
 
 def paimon_dvs_to_iceberg(
