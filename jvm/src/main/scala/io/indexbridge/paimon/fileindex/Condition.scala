@@ -1,42 +1,51 @@
 package io.indexbridge.paimon.fileindex
 
-import java.math.{BigDecimal => JBigDecimal, RoundingMode}
+import java.math.{BigDecimal => JBigDecimal}
 import java.nio.charset.StandardCharsets
 import java.time.{DateTimeException, LocalDate}
 import java.util.HexFormat
 import java.util.regex.{Matcher, Pattern}
 
-import scala.collection.mutable.ArrayBuffer
+import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import com.fasterxml.jackson.databind.node.{BooleanNode, NullNode}
 import io.indexbridge.IndexFormatException
 import io.indexbridge.paimon.KeyType
 import io.indexbridge.paimon.KeyType._
+import org.apache.spark.SparkThrowable
+import org.apache.spark.sql.catalyst.{expressions => cat}
+import org.apache.spark.sql.catalyst.analysis.{UnresolvedAttribute, UnresolvedExtractValue, UnresolvedFunction}
+import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.catalyst.parser.{CatalystSqlParser, ParseException}
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.{types => spark}
+import org.apache.spark.unsafe.types.UTF8String
 
-/** File-index predicates from conditions written in Spark SQL (what `Expression.sql` prints): the
-  * Scala twin of Python's `indexbridge.paimon.fileindex.condition`, held to the same trees and
-  * errors by `tests/conditions.json`. The grammar, the NOT push-down and what becomes
-  * [[Condition.Undecided]] are described there; in short:
+/** File-index predicates from conditions written in Spark SQL: the condition is parsed by Spark's
+  * own `CatalystSqlParser.parseExpression` (so it reads exactly as in a Spark job), and the
+  * Catalyst tree is translated. The language is Spark's expression grammar restricted to what a
+  * file index can answer:
   *
   * {{{
-  * condition  := or EOF;  or := and (OR and)*;  and := not (AND not)*
-  * not        := NOT not | '(' or ')' | comparison
-  * comparison := operand (= | == | <> | != | < | <= | > | >=) operand     -- one side a column
-  *             | column [NOT] IN (literal, ...) | column IS [NOT] NULL | column [NOT] BETWEEN literal AND literal
-  * column     := name | `quoted` | column '[' string-or-integer ']'       -- m['k'] is "m[k]"
-  * literal    := [+|-] number | 'string' | X'hex' | TRUE | FALSE | NULL | DATE '…' | TIMESTAMP '…'
-  *             | TIMESTAMP_NTZ '…' | TIMESTAMP_LTZ '…' | CAST(literal AS type)
-  * number     := 12 | 12L | 12S | 12Y | 1.5 | 1.5BD | 1.5D | 1e3 | 1.5F
+  * condition  := condition AND condition | condition OR condition | NOT condition | ( condition )
+  *             | column op literal | literal op column          -- op: = == <> != < <= > >=
+  *             | column [NOT] IN (literal, ...) | column [NOT] BETWEEN literal AND literal
+  *             | column IS [NOT] NULL
+  * column     := name | `quoted name` | column[string or integer]   -- m['k'] is the column "m[k]"
+  * literal    := any Spark literal (numbers with their suffixes, strings, X'..', TRUE, FALSE, NULL,
+  *               DATE/TIMESTAMP/TIMESTAMP_NTZ/TIMESTAMP_LTZ '..'), signed, or CAST of one
   * }}}
   *
-  * Hand-written rather than Spark's `CatalystSqlParser`: the parse must equal Python's exactly
-  * (trees, error offsets and messages) and work without Spark on the classpath (`inspect --engine jvm`).
+  * Literals are valued as Spark evaluates them (Spark 4's ANSI casts, TIMESTAMP literals in UTC).
+  * Python's `indexbridge.paimon.fileindex.condition` (sqlglot) is held to the same trees and errors
+  * by `tests/conditions.json` and by generated conditions (`tests/test_condition.py`). NOT is pushed
+  * down to the leaves and what becomes [[Condition.Undecided]] is described there.
   *
-  * Parsed literals: `Long` (integers; beyond a long a `java.math.BigDecimal`), `java.math.BigDecimal`,
-  * `Double` (FLOAT literals hold a float's value), `String`, `Array[Byte]`, `Boolean`, `null`,
-  * `LocalDate`, and `(epochMillis: Long, nanoOfMillisecond: Int)` for timestamps (UTC unless the
-  * text carries an offset). [[bind]] turns them into the [[IndexValue]] conventions of each column.
+  * Parsed literals: `Long` (integers), `java.math.BigDecimal`, `Double` (FLOAT literals hold a
+  * float's value), `String`, `Array[Byte]`, `Boolean`, `null`, `LocalDate`, and
+  * `(epochMillis: Long, nanoOfMillisecond: Int)` for timestamps. [[bind]] turns them into the
+  * [[IndexValue]] conventions of each column.
   */
 object Condition {
 
@@ -49,9 +58,6 @@ object Condition {
   private val negated: Map[Op, Op] = Map(
     Equal -> NotEqual, NotEqual -> Equal, In -> NotIn, NotIn -> In, IsNull -> IsNotNull, IsNotNull -> IsNull,
     LessThan -> GreaterOrEqual, GreaterOrEqual -> LessThan, LessOrEqual -> GreaterThan, GreaterThan -> LessOrEqual)
-  private val comparisons: Map[String, Op] = Map(
-    "=" -> Equal, "==" -> Equal, "<>" -> NotEqual, "!=" -> NotEqual, "<" -> LessThan, "<=" -> LessOrEqual,
-    ">" -> GreaterThan, ">=" -> GreaterOrEqual)
   private val mirrored: Map[Op, Op] = Map(
     Equal -> Equal, NotEqual -> NotEqual, LessThan -> GreaterThan, GreaterThan -> LessThan,
     LessOrEqual -> GreaterOrEqual, GreaterOrEqual -> LessOrEqual)
@@ -82,94 +88,9 @@ object Condition {
   }
 
   // ------------------------------------------------------------------------------------------
-  // Tokens
-
-  private val TokenPattern = Pattern.compile(
-    "(?<space>\\s+)" +
-      "|(?<number>(?:\\d+\\.?\\d*|\\.\\d+)(?:[eE][+-]?\\d{1,4})?(?:BD|[LSYDF])?(?![A-Za-z0-9_]))" +
-      "|(?<hex>[xX]'[0-9A-Fa-f]*')" +
-      "|(?<string>'(?:[^'\\\\]++|\\\\.|'')*+')" +
-      "|(?<quoted>`(?:[^`]++|``)*+`)" +
-      "|(?<name>[A-Za-z_][A-Za-z0-9_]*)" +
-      "|(?<op><=|>=|<>|!=|==|[=<>(),\\[\\]+-])",
-    Pattern.DOTALL | Pattern.CASE_INSENSITIVE
-  )
-  private val Kinds = Seq("space", "number", "hex", "string", "quoted", "name", "op")
-  private val Escapes = Map('0' -> "\u0000", 'b' -> "\b", 'n' -> "\n", 'r' -> "\r", 't' -> "\t", 'Z' -> "\u001a", '%' -> "\\%", '_' -> "\\_")
-  private val Hex4 = Pattern.compile("[0-9A-Fa-f]{4}")
-
-  /** Spark's `unescapeSQLString` for one literal body, plus the standard `''` for a quote. */
-  private def unescape(body: String): String = {
-    val out = new java.lang.StringBuilder
-    var i = 0
-    while (i < body.length) {
-      val c = body.charAt(i)
-      if (c == '\'' && body.startsWith("''", i)) { out.append('\''); i += 2 }
-      else if (c == '\\' && i + 1 < body.length) {
-        val n = body.charAt(i + 1)
-        if (n == 'u' && i + 6 <= body.length && Hex4.matcher(body.substring(i + 2, i + 6)).matches()) {
-          out.append(Integer.parseInt(body.substring(i + 2, i + 6), 16).toChar); i += 6
-        } else { out.append(Escapes.getOrElse(n, n.toString)); i += 2 }
-      } else { out.append(c); i += 1 }
-    }
-    out.toString
-  }
-
-  /** A token; `pos` counts UTF-16 units, errors report code points as Python does. */
-  private final case class Token(kind: String, text: String, pos: Int) {
-    def keyword(words: String*): Boolean = kind == "name" && words.contains(text.toUpperCase(java.util.Locale.ROOT))
-    def describe: String = if (kind == "end") "the end of the condition" else s"'$text'"
-  }
-
-  private def tokens(text: String, source: String): IndexedSeq[Token] = {
-    val out = ArrayBuffer.empty[Token]
-    val m = TokenPattern.matcher(text)
-    var pos = 0
-    while (pos < text.length) {
-      m.region(pos, text.length)
-      if (!m.lookingAt()) {
-        val what = if ("'`".indexOf(text.charAt(pos)) >= 0) "a closing quote" else "a name, literal, operator or parenthesis"
-        val excerpt = text.substring(pos, text.offsetByCodePoints(pos, math.min(10, text.codePointCount(pos, text.length))))
-        throw new IndexFormatException(source, text.codePointCount(0, pos), s"$what, found '$excerpt'")
-      }
-      val kind = Kinds.find(k => m.group(k) != null).get
-      if (kind != "space") out += Token(kind, m.group(), pos)
-      pos = m.end()
-    }
-    out += Token("end", "", text.length)
-    out.toIndexedSeq
-  }
-
-  // ------------------------------------------------------------------------------------------
   // Literal values
 
-  private val IntBits = Map("TINYINT" -> 8, "SMALLINT" -> 16, "INTEGER" -> 32, "BIGINT" -> 64)
-  private val SuffixTypes = Map('L' -> "BIGINT", 'S' -> "SMALLINT", 'Y' -> "TINYINT")
-
   private def inBits(n: BigInt, bits: Int): Boolean = n >= -(BigInt(1) << (bits - 1)) && n < (BigInt(1) << (bits - 1))
-
-  private def signedDecimal(d: JBigDecimal, negative: Boolean): JBigDecimal = if (negative) d.negate() else d
-
-  /** A numeric literal as Spark's parser types it. */
-  private def number(text: String, negative: Boolean): Any = {
-    val upper = text.toUpperCase(java.util.Locale.ROOT)
-    val sign = if (negative) -1 else 1
-    if (upper.endsWith("BD")) signedDecimal(new JBigDecimal(text.dropRight(2)), negative)
-    else
-      upper.last match {
-        case s if SuffixTypes.contains(s) =>
-          val digits = text.dropRight(1)
-          val typeName = SuffixTypes(s)
-          if (!digits.forall(_.isDigit) || !inBits(BigInt(digits) * sign, IntBits(typeName)))
-            throw new IllegalArgumentException(s"${if (negative) "-" else ""}$text is not a $typeName literal")
-          (BigInt(digits) * sign).toLong
-        case 'D' => sign * java.lang.Double.parseDouble(text.dropRight(1))
-        case 'F' => sign * float32(new JBigDecimal(text.dropRight(1))).toDouble
-        case _ if upper.contains("E") => sign * java.lang.Double.parseDouble(text)
-        case _ if text.contains(".") || !inBits(BigInt(text) * sign, 64) => signedDecimal(new JBigDecimal(text), negative)
-        case _ => (BigInt(text) * sign).toLong
-      }
-  }
 
   /** `Float.parseFloat` / `(float)` of an exact number: the nearest float, ties to even. */
   private def float32(exact: Any): Float = exact match {
@@ -178,43 +99,10 @@ object Condition {
     case l: Long        => l.toFloat
   }
 
-  private val DatePattern = Pattern.compile("\\s*(\\d{4})-(\\d{1,2})-(\\d{1,2})\\s*")
-  private val TimestampPattern = Pattern.compile(
-    "\\s*(\\d{4})-(\\d{1,2})-(\\d{1,2})(?:[ T](\\d{1,2}):(\\d{1,2})(?::(\\d{1,2})(?:\\.(\\d{1,9}))?)?)?\\s*(Z|UTC|[+-]\\d{1,2}:\\d{2})?\\s*",
-    Pattern.CASE_INSENSITIVE)
   private val TimePattern = Pattern.compile("\\s*(\\d{1,2}):(\\d{1,2})(?::(\\d{1,2})(?:\\.(\\d{1,9}))?)?\\s*")
   private val DecimalText = Pattern.compile("\\s*[+-]?(?:\\d+\\.?\\d*|\\.\\d+)(?:[eE][+-]?\\d{1,4})?\\s*")
 
   private def group(m: Matcher, i: Int, default: String = "0"): String = Option(m.group(i)).getOrElse(default)
-
-  private def date(m: Matcher, text: String): LocalDate =
-    try {
-      if (m.group(1).toInt < 1) throw new DateTimeException("year 0")
-      LocalDate.of(m.group(1).toInt, m.group(2).toInt, m.group(3).toInt)
-    } catch { case _: DateTimeException => throw new IllegalArgumentException(s"'$text' is not a valid date") }
-
-  def parseDate(text: String): LocalDate = {
-    val m = DatePattern.matcher(text)
-    if (!m.matches()) throw new IllegalArgumentException(s"'$text' is not a date (yyyy-mm-dd)")
-    date(m, text)
-  }
-
-  /** `yyyy-mm-dd[ hh:mm[:ss[.fraction]]][Z|UTC|+hh:mm]` as UTC `(epochMillis, nanoOfMillisecond)`. */
-  def parseTimestamp(text: String): (Long, Int) = {
-    val m = TimestampPattern.matcher(text)
-    if (!m.matches()) throw new IllegalArgumentException(s"'$text' is not a timestamp (yyyy-mm-dd hh:mm:ss[.fraction][+hh:mm])")
-    val day = date(m, text)
-    val (hour, minute, second) = (group(m, 4).toInt, group(m, 5).toInt, group(m, 6).toInt)
-    if (hour > 23 || minute > 59 || second > 59) throw new IllegalArgumentException(s"'$text' is not a valid time of day")
-    val nanos = group(m, 7, "").padTo(9, '0').toInt
-    var seconds = day.toEpochDay * 86400L + hour * 3600L + minute * 60L + second
-    val zone = group(m, 8, "Z").toUpperCase(java.util.Locale.ROOT)
-    if (zone != "Z" && zone != "UTC") {
-      val Array(hh, mm) = zone.substring(1).split(":")
-      seconds -= (if (zone.charAt(0) == '-') -1 else 1) * (hh.toLong * 3600 + mm.toLong * 60)
-    }
-    (seconds * 1000 + nanos / 1000000, nanos % 1000000)
-  }
 
   private final case class TimeOfDay(millis: Int, nanos: Int)
 
@@ -243,13 +131,6 @@ object Condition {
       if (d.signum == 0 && text.trim.startsWith("-")) -0.0 else d // Float.parseFloat("-0.0") is negative zero
     })
 
-  private val CastTypes = Map(
-    "TINYINT" -> "TINYINT", "BYTE" -> "TINYINT", "SMALLINT" -> "SMALLINT", "SHORT" -> "SMALLINT", "INT" -> "INTEGER",
-    "INTEGER" -> "INTEGER", "BIGINT" -> "BIGINT", "LONG" -> "BIGINT", "FLOAT" -> "FLOAT", "REAL" -> "FLOAT",
-    "DOUBLE" -> "DOUBLE", "DECIMAL" -> "DECIMAL", "DEC" -> "DECIMAL", "NUMERIC" -> "DECIMAL", "STRING" -> "STRING",
-    "VARCHAR" -> "STRING", "CHAR" -> "STRING", "BOOLEAN" -> "BOOLEAN", "DATE" -> "DATE", "TIMESTAMP" -> "TIMESTAMP",
-    "TIMESTAMP_NTZ" -> "TIMESTAMP", "TIMESTAMP_LTZ" -> "TIMESTAMP", "BINARY" -> "BINARY")
-
   private def exactDecimal(v: Any): JBigDecimal = v match {
     case l: Long        => JBigDecimal.valueOf(l)
     case d: Double      => new JBigDecimal(d)
@@ -257,225 +138,145 @@ object Condition {
   }
 
   /** `CAST(literal AS target)` for the literals Spark prints that way. */
-  private def cast(value: Any, target: String, args: Seq[Int]): Any = (value, target) match {
-    case (null, _) => null
-    case (v, t) if IntBits.contains(t) =>
-      val n: BigInt = v match {
-        case s: String      => BigInt(decimalOf(s).toBigInteger)
-        case l: Long        => BigInt(l)
-        case d: JBigDecimal => BigInt(d.toBigInteger)
-        case d: Double if !d.isNaN && !d.isInfinite => BigInt(new JBigDecimal(d).toBigInteger)
-        case _ => throw new IllegalArgumentException(s"cannot cast ${literalJson(v)} to $t")
-      }
-      if (!inBits(n, IntBits(t))) throw new IllegalArgumentException(s"$v is out of range for $t")
-      n.toLong
-    case (v @ (_: String | _: Long | _: Double | _: JBigDecimal), "FLOAT" | "DOUBLE") =>
-      val exact = v match { case s: String => floating(s); case other => other }
-      exact match {
-        case d: Double if target == "FLOAT" => d.toFloat.toDouble
-        case d: Double                      => d
-        case e if target == "FLOAT"         => float32(e).toDouble
-        case e                              => exactDecimal(e).doubleValue()
-      }
-    case (v @ (_: String | _: Long | _: JBigDecimal), "DECIMAL") =>
-      val (precision, scale) = (args.headOption.getOrElse(10), if (args.size > 1) args(1) else 0)
-      if (precision < 1 || precision > 38 || scale < 0 || scale > precision)
-        throw new IllegalArgumentException(s"DECIMAL($precision, $scale) is not a valid type")
-      val d = (v match { case s: String => decimalOf(s); case o => exactDecimal(o) }).setScale(scale, RoundingMode.HALF_UP)
-      if (d.unscaledValue.abs.compareTo(java.math.BigInteger.TEN.pow(precision)) >= 0)
-        throw new IllegalArgumentException(s"$v does not fit DECIMAL($precision, $scale)")
-      d
-    case (s: String, "STRING")       => s
-    case (l: Long, "STRING")         => l.toString
-    case (d: JBigDecimal, "STRING")  => d.toPlainString
-    case (b: Boolean, "BOOLEAN")     => b
-    case (s: String, "BOOLEAN") if Set("true", "false").contains(s.trim.toLowerCase(java.util.Locale.ROOT)) =>
-      s.trim.toLowerCase(java.util.Locale.ROOT) == "true"
-    case (s: String, "DATE")         => parseDate(s)
-    case (d: LocalDate, "DATE")      => d
-    case (s: String, "TIMESTAMP")    => parseTimestamp(s)
-    case (t: (Long, Int) @unchecked, "TIMESTAMP") if isTimestamp(t) => t
-    case (d: LocalDate, "TIMESTAMP") => (d.toEpochDay * 86400000L, 0)
-    case (s: String, "BINARY")       => s.getBytes(StandardCharsets.UTF_8)
-    case (b: Array[Byte], "BINARY")  => b
-    case (v, t)                      => throw new IllegalArgumentException(s"cannot cast ${literalJson(v)} to $t")
-  }
-
-  private def isTimestamp(v: Any): Boolean = v match {
-    case (_: Long, _: Int) => true
-    case _                 => false
-  }
-
   // ------------------------------------------------------------------------------------------
-  // Parser
+  // Parsing: Spark's own parser, its Catalyst tree translated to predicates
 
-  private sealed trait Operand
-  private final case class ColumnRef(name: String) extends Operand
-  private final case class LiteralValue(value: Any) extends Operand
+  /** The conf the conditions are read under: Spark 4's defaults (ANSI casts), TIMESTAMP literals in UTC. */
+  private val conf = {
+    val c = new SQLConf
+    c.setConf(SQLConf.ANSI_ENABLED, true)
+    c.setConf(SQLConf.SESSION_LOCAL_TIMEZONE, "UTC")
+    c
+  }
 
-  private final class Parser(text: String, source: String) {
-    private val toks = tokens(text, source)
-    private var i = 0
+  /** The predicate of a Spark SQL condition, with SQL literals: `CatalystSqlParser.parseExpression`'s
+    * tree, translated. Errors name the offset (in code points) in `text`. */
+  def parse(text: String, source: String = "condition"): Predicate = {
+    val expression =
+      try SQLConf.withExistingConf(conf)(CatalystSqlParser.parseExpression(text))
+      catch {
+        case e: ParseException => throw parseError(text, source, e)
+        case e: SparkThrowable => // DecimalType's own check, thrown while the parser builds the type
+          throw new IndexFormatException(source, 0, s"a valid data type (${e.getCondition})")
+      }
+    new Translation(text, source).condition(expression)
+  }
 
-    private def token: Token = toks(i)
-
-    private def error(expected: String, t: Token = null): IndexFormatException = {
-      val at = if (t == null) token else t
-      new IndexFormatException(source, offset(at), s"$expected, found ${at.describe}")
+  /** Spark's parse error as ours: a literal or type Spark rejects (its query context names the
+    * text), else a syntax error at the position of Spark's offending token. */
+  private def parseError(text: String, source: String, e: ParseException): IndexFormatException =
+    e.getQueryContext.headOption match {
+      case Some(c) if c.startIndex >= 0 =>
+        val expected = if (e.getCondition.startsWith("UNSUPPORTED_DATATYPE")) "a type name" else "a valid literal"
+        new IndexFormatException(source, c.startIndex, s"$expected, found '${c.fragment}'")
+      case _ =>
+        val lineStart = text.linesWithSeparators.take(e.start.line.getOrElse(1) - 1).map(l => l.codePointCount(0, l.length)).sum
+        new IndexFormatException(source, lineStart + e.start.startPosition.getOrElse(0), SyntaxExpected)
     }
 
-    private def offset(t: Token): Int = text.codePointCount(0, t.pos)
+  private val SyntaxExpected = "a condition in Spark SQL syntax"
 
-    private def span(start: Token): String = {
-      val end = if (token.pos > start.pos) token.pos else start.pos + start.text.length
-      text.substring(start.pos, end).trim
+  private final class Translation(text: String, source: String) {
+    private val length = text.codePointCount(0, text.length)
+
+    /** Where `e` was written; Spark's shared constants (TRUE, FALSE) carry no origin of this text. */
+    private def ours(e: Expression): Boolean = e.origin.sqlText.contains(text) && e.origin.startIndex.isDefined
+
+    private def at(e: Expression): Int = if (ours(e)) e.origin.startIndex.get else 0
+
+    private def end(e: Expression): Int = if (ours(e)) e.origin.stopIndex.fold(at(e))(_ + 1) else length
+
+    private def fragment(from: Int, to: Int): String =
+      text.substring(text.offsetByCodePoints(0, from), text.offsetByCodePoints(0, to))
+
+    private def fragment(e: Expression): String = fragment(at(e), end(e))
+
+    private def error(e: Expression, expected: String): IndexFormatException =
+      new IndexFormatException(source, at(e), s"$expected, found '${fragment(e)}'")
+
+    def condition(e: Expression): Predicate = e match {
+      case cat.And(l, r)                => conjunction(Seq(condition(l), condition(r)))
+      case cat.Or(l, r)                 => disjunction(Seq(condition(l), condition(r)))
+      case cat.Not(c)                   => negate(condition(c))
+      case cat.EqualTo(l, r)            => comparison(e, Equal, l, r)
+      case cat.LessThan(l, r)           => comparison(e, LessThan, l, r)
+      case cat.LessThanOrEqual(l, r)    => comparison(e, LessOrEqual, l, r)
+      case cat.GreaterThan(l, r)        => comparison(e, GreaterThan, l, r)
+      case cat.GreaterThanOrEqual(l, r) => comparison(e, GreaterOrEqual, l, r)
+      case cat.In(v, list)              => Leaf(In, column(v), list.map(literal))
+      case cat.IsNull(c)                => Leaf(IsNull, column(c))
+      case cat.IsNotNull(c)             => Leaf(IsNotNull, column(c))
+      case f: UnresolvedFunction if f.nameParts.map(_.toLowerCase(java.util.Locale.ROOT)) == Seq("between") && f.arguments.size == 3 =>
+        Leaf(Between, column(f.arguments.head), Seq(literal(f.arguments(1)), literal(f.arguments(2))))
+      case a: cat.Alias => // `i = 1 b` is `i = 1 AS b` to Spark: text after a whole condition
+        condition(a.child) // errors inside the condition come first
+        val after = end(a.child)
+        val start = after + fragment(after, length).takeWhile(Character.isWhitespace).length
+        throw new IndexFormatException(source, start, s"AND, OR or the end of the condition, found '${fragment(start, end(a))}'")
+      case other => throw error(other, "a comparison, IN, BETWEEN, IS [NOT] NULL, AND, OR or NOT")
     }
 
-    private def advance(): Token = { val t = token; i += 1; t }
+    private def comparison(e: Expression, op: Op, left: Expression, right: Expression): Predicate =
+      (columnName(left), columnName(right)) match {
+        case (Some(c), None) => Leaf(op, c, Seq(literal(right)))
+        case (None, Some(c)) => Leaf(mirrored(op), c, Seq(literal(left)))
+        case _               => throw new IndexFormatException(source, at(e), "a comparison of one column with a literal")
+      }
 
-    private def accept(words: String*): Boolean =
-      if (token.keyword(words: _*) || (token.kind == "op" && words.contains(token.text))) { i += 1; true }
-      else false
+    private def column(e: Expression): String = columnName(e).getOrElse(throw error(e, "a column name"))
 
-    private def expect(word: String, expected: String): Unit = if (!accept(word)) throw error(expected)
-
-    def condition(): Predicate = {
-      val p = disjunctionRule()
-      if (token.kind != "end") throw error("AND, OR or the end of the condition")
-      p
-    }
-
-    private def disjunctionRule(): Predicate = {
-      val children = ArrayBuffer(conjunctionRule())
-      while (accept("OR")) children += conjunctionRule()
-      disjunction(children.toList)
-    }
-
-    private def conjunctionRule(): Predicate = {
-      val children = ArrayBuffer(negation())
-      while (accept("AND")) children += negation()
-      conjunction(children.toList)
-    }
-
-    private def negation(): Predicate =
-      if (accept("NOT")) negate(negation())
-      else if (accept("(")) {
-        val p = disjunctionRule()
-        expect(")", "')'")
-        p
-      } else comparison()
-
-    private def comparison(): Predicate = {
-      val start = token
-      val left = operand()
-      left match {
-        case ColumnRef(name) =>
-          val not = accept("NOT")
-          if (accept("IN")) {
-            expect("(", "'(' after IN")
-            val values = ArrayBuffer(literal())
-            while (accept(",")) values += literal()
-            expect(")", "',' or ')' in the IN list")
-            val leaf = Leaf(In, name, values.toList)
-            return if (not) negate(leaf) else leaf
+    /** `name`, `` `quoted` ``, and map entries `m['k']` / `m[1]` named `m[k]` / `m[1]`. */
+    private def columnName(e: Expression): Option[String] = e match {
+      case UnresolvedAttribute(Seq(name)) => Some(name)
+      case a: UnresolvedAttribute         => throw error(a, "a column name (backquote a name holding '.')")
+      case UnresolvedExtractValue(child, key) =>
+        columnName(child).map { name =>
+          key match {
+            case cat.Literal(k: UTF8String, _)                                            => s"$name[$k]"
+            case cat.Literal(k @ (_: Int | _: Long), spark.IntegerType | spark.LongType) => s"$name[$k]"
+            case _ => throw error(key, "a map key (a string or an integer)")
           }
-          if (accept("BETWEEN")) {
-            val lo = literal()
-            expect("AND", "AND in BETWEEN")
-            val leaf = Leaf(Between, name, List(lo, literal()))
-            return if (not) negate(leaf) else leaf
-          }
-          if (not) throw error("IN or BETWEEN after NOT")
-          if (accept("IS")) {
-            val op = if (accept("NOT")) IsNotNull else IsNull
-            expect("NULL", "NULL")
-            return Leaf(op, name)
-          }
-        case _ =>
-      }
-      if (token.kind != "op" || !comparisons.contains(token.text)) throw error("a comparison (=, <>, <, <=, >, >=, IN, BETWEEN, IS)")
-      val op = comparisons(advance().text)
-      (left, operand()) match {
-        case (ColumnRef(name), LiteralValue(v)) => Leaf(op, name, List(v))
-        case (LiteralValue(v), ColumnRef(name)) => Leaf(mirrored(op), name, List(v))
-        case _ => throw new IndexFormatException(source, offset(start), "a comparison of one column with a literal")
-      }
-    }
-
-    private def operand(): Operand = {
-      val t = token
-      if (t.kind == "quoted" || (t.kind == "name" && !startsLiteral(t))) column() else LiteralValue(literal())
-    }
-
-    private def startsLiteral(t: Token): Boolean =
-      t.keyword("TRUE", "FALSE", "NULL", "CAST") ||
-        (t.keyword("DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ") && toks(i + 1).kind == "string")
-
-    private def column(): ColumnRef = {
-      val t = advance()
-      val name = new java.lang.StringBuilder(t.kind match {
-        case "quoted" => t.text.substring(1, t.text.length - 1).replace("``", "`")
-        case "name"   => t.text
-        case _        => throw error("a column name", t)
-      })
-      while (accept("[")) {
-        val key = token
-        if (key.kind == "string") name.append('[').append(unescape(key.text.substring(1, key.text.length - 1))).append(']')
-        else if (key.kind == "number" && key.text.forall(_.isDigit)) name.append('[').append(key.text).append(']')
-        else throw error("a map key (a string or an integer)")
-        advance()
-        expect("]", "']'")
-      }
-      ColumnRef(name.toString)
-    }
-
-    def literal(): Any = {
-      val t = advance()
-      try {
-        if (t.kind == "op" && (t.text == "+" || t.text == "-") && token.kind == "number") number(advance().text, t.text == "-")
-        else if (t.kind == "number") number(t.text, negative = false)
-        else if (t.kind == "string") unescape(t.text.substring(1, t.text.length - 1))
-        else if (t.kind == "hex") {
-          val digits = t.text.substring(2, t.text.length - 1)
-          HexFormat.of().parseHex(if (digits.length % 2 == 1) "0" + digits else digits)
-        } else if (t.keyword("TRUE", "FALSE")) t.text.equalsIgnoreCase("TRUE")
-        else if (t.keyword("NULL")) null
-        else if (t.keyword("DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ") && token.kind == "string") {
-          val body = unescape(advance().text.drop(1).dropRight(1))
-          if (t.text.equalsIgnoreCase("DATE")) parseDate(body) else parseTimestamp(body)
-        } else if (t.keyword("CAST")) castRule()
-        else throw error("a literal (number, string, TRUE, FALSE, NULL, DATE '…', TIMESTAMP '…', CAST)", t)
-      } catch {
-        case e: IndexFormatException => throw e
-        case _: IllegalArgumentException | _: ArithmeticException =>
-          throw new IndexFormatException(source, offset(t), s"a valid literal, found '${span(t)}'")
-      }
-    }
-
-    private def castRule(): Any = {
-      expect("(", "'(' after CAST")
-      val value = literal()
-      expect("AS", "AS")
-      val t = advance()
-      val typeName = t.text.toUpperCase(java.util.Locale.ROOT)
-      if (t.kind != "name" || !CastTypes.contains(typeName)) throw error("a type name", t)
-      val args = ArrayBuffer.empty[Int]
-      if (accept("(")) {
-        var more = true
-        while (more) {
-          if (token.kind != "number" || !token.text.forall(_.isDigit)) throw error("a type argument (an integer)")
-          args += advance().text.toInt
-          more = accept(",")
         }
-        expect(")", "')'")
+      case _ => None
+    }
+
+    /** A literal, typed literal, signed literal or CAST of one, valued as Spark evaluates it. */
+    private def literal(e: Expression): Any = {
+      def constant(x: Expression): Boolean = x match {
+        case _: cat.Literal       => true
+        case c: cat.Cast          => constant(c.child)
+        case m: cat.UnaryMinus    => constant(m.child)
+        case p: cat.UnaryPositive => constant(p.child)
+        case _                    => false
       }
-      expect(")", "')' closing CAST")
-      cast(value, CastTypes(typeName), args.toList)
+      if (!constant(e)) throw error(e, "a literal (number, string, TRUE, FALSE, NULL, typed literal, CAST)")
+      val zoned = e.transform { case c: cat.Cast => c.withTimeZone("UTC") }
+      val value =
+        try if (zoned.resolved) Some(SQLConf.withExistingConf(conf)(zoned.eval())) else None
+        catch { case _: SparkThrowable | _: ArithmeticException | _: NumberFormatException | _: DateTimeException => None }
+      value.flatMap(v => fromCatalyst(v, zoned.dataType)).getOrElse(throw error(e, "a valid literal")) match {
+        case Null => null
+        case v    => v
+      }
     }
   }
 
-  /** The predicate of a Spark SQL condition, with SQL literals. */
-  def parse(text: String, source: String = "condition"): Predicate = new Parser(text, source).condition()
+  private case object Null
+
+  /** A Catalyst value as a parsed literal (the conventions above); None for kinds no column holds. */
+  private def fromCatalyst(v: Any, t: spark.DataType): Option[Any] = (v, t) match {
+    case (null, _)                                                   => Some(Null)
+    case (d: Int, spark.DateType)                                    => Some(LocalDate.ofEpochDay(d.toLong))
+    case (us: Long, spark.TimestampType | spark.TimestampNTZType)   => Some((Math.floorDiv(us, 1000L), Math.floorMod(us, 1000L).toInt * 1000))
+    case (n: Number, spark.ByteType | spark.ShortType | spark.IntegerType | spark.LongType) => Some(n.longValue)
+    case (d: spark.Decimal, _: spark.DecimalType)                    => Some(d.toJavaBigDecimal)
+    case (d: Double, spark.DoubleType)                               => Some(d)
+    case (f: Float, spark.FloatType)                                 => Some(f.toDouble)
+    case (s: UTF8String, _: spark.StringType)                        => Some(s.toString)
+    case (b: Array[Byte], spark.BinaryType)                          => Some(b)
+    case (b: Boolean, spark.BooleanType)                             => Some(b)
+    case _                                                           => None
+  }
 
   // ------------------------------------------------------------------------------------------
   // Binding literals to column types
@@ -507,7 +308,16 @@ object Condition {
       case BinaryType(_) | VarBinaryType(_) =>
         v match { case s: String => s.getBytes(StandardCharsets.UTF_8); case b: Array[Byte] => b; case _ => notComparable(t, v) }
       case BooleanType =>
-        v match { case b: Boolean => b; case s: String => cast(s, "BOOLEAN", Nil); case _ => notComparable(t, v) }
+        v match {
+          case b: Boolean => b
+          case s: String =>
+            s.trim.toLowerCase(java.util.Locale.ROOT) match {
+              case "true"  => true
+              case "false" => false
+              case _       => throw new IllegalArgumentException(s"'$s' is not a BOOLEAN value")
+            }
+          case _ => notComparable(t, v)
+        }
       case _ if v.isInstanceOf[String] => columnValue(t, fromString(t, v.asInstanceOf[String]))
       case TinyIntType | SmallIntType | IntType | BigIntType if isNumber =>
         val n = integral(v)
@@ -566,13 +376,18 @@ object Condition {
     }
   }
 
+  /** A string cast to a date or timestamp by Spark's own `Cast` (ANSI, UTC session zone). */
+  private def sparkCast(text: String, t: spark.DataType): Any =
+    try fromCatalyst(SQLConf.withExistingConf(conf)(cat.Cast(cat.Literal(text), t, Some("UTC")).eval()), t).get
+    catch { case _: SparkThrowable | _: DateTimeException => throw new IllegalArgumentException(s"'$text' is not a $t") }
+
   /** A string literal compared with a column of another type, read as Spark casts it. */
   private def fromString(t: KeyType, text: String): Any =
     try
       t match {
-        case DateType                                        => parseDate(text)
+        case DateType                                        => sparkCast(text, spark.DateType)
         case TimeType(_)                                     => parseTime(text)
-        case TimestampType(_) | LocalZonedTimestampType(_)   => parseTimestamp(text)
+        case TimestampType(_) | LocalZonedTimestampType(_)   => sparkCast(text, spark.TimestampType)
         case FloatType | DoubleType                          => floating(text)
         case _                                               => decimalOf(text)
       }
@@ -633,5 +448,25 @@ object Condition {
         literals.foreach(l => array.add(literalJson(l)))
     }
     node
+  }
+
+  /** Many conditions at once, as the shared table's entries (`{"parsed", "bound"}`, `{"parsed",
+    * "bind_error": true}` or `{"error": {"offset", "message"}}`) in a JSON array: one py4j call
+    * for a batch (the cross-language tests). `typesJson` maps columns to SQL types. */
+  def tableJson(conditionsJson: String, typesJson: String): String = {
+    val types = mapper.readTree(typesJson).fields.asScala.map(e => e.getKey -> KeyType.parse(e.getValue.asText)).toMap
+    val out = mapper.createArrayNode()
+    mapper.readTree(conditionsJson).elements.asScala.foreach { c =>
+      val node = out.addObject()
+      try {
+        val parsed = parse(c.asText, "q")
+        node.set[JsonNode]("parsed", predicateJson(parsed))
+        try node.set[JsonNode]("bound", predicateJson(bind(parsed, types.get)))
+        catch { case _: IllegalArgumentException => node.put("bind_error", true) }
+      } catch {
+        case e: IndexFormatException => node.putObject("error").put("offset", e.offset).put("message", e.expected)
+      }
+    }
+    mapper.writeValueAsString(out)
   }
 }
