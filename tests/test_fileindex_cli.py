@@ -166,7 +166,7 @@ def test_malformed_payloads_and_bad_arguments(vectors_dir: Path, tmp_path: Path,
     assert errors[0].startswith(f"indexbridge: error: {truncated}: offset ")
     assert errors[1].startswith(f"indexbridge: error: {bitmap}: offset ")
     assert errors[2] == f"indexbridge: error: {bitmap}: a raw bsi payload needs --type TYPE (its column's data type)"
-    assert errors[3].startswith("indexbridge: error: --query: offset 4: a literal")
+    assert errors[3] == "indexbridge: error: --query: offset 5: a condition in Spark SQL syntax"  # Spark stops at the end
     assert errors[4].startswith(f"indexbridge: error: {good}: --query: ") and errors[4].endswith("(pass --type COLUMN=TYPE)")
 
 
