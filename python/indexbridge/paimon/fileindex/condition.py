@@ -131,15 +131,11 @@ def _float32(value: object) -> float:
 
 _EXACT = Context(prec=200)  # wide enough that no literal arithmetic rounds
 
-_FLOAT_NAMES = {"NAN": math.nan, "INFINITY": math.inf, "+INFINITY": math.inf, "-INFINITY": -math.inf,
-                "INF": math.inf, "+INF": math.inf, "-INF": -math.inf}  # fmt: skip
-
-
 def _floating(text: str) -> float | Decimal:
     """A string cast to FLOAT/DOUBLE: NaN and the infinities by name, else the exact number."""
-    word = text.strip().upper()
-    if word in _FLOAT_NAMES:
-        return _FLOAT_NAMES[word]
+    word = text.strip().lower()
+    if word in _FLOAT_WORDS:
+        return _FLOAT_WORDS[word]
     d = decimal_of(text)
     return -0.0 if d == 0 and d.is_signed() else d  # Float.parseFloat("-0.0") is negative zero
 
@@ -629,9 +625,6 @@ class _Translation:
         for child in node.iter_expressions():
             if not isinstance(child, exp.DataType):  # sqlglot's own parameters (1.5BD is a DECIMAL(38, …) cast)
                 yield from self._in_order(child)
-
-    def _token_index(self, offset: int) -> int:
-        return next(i for i, t in enumerate(self.tokens) if t.start >= offset)
 
     def _before(self, offset: int, signs: bool = False):
         """The token before `offset`; a sign '+' (which sqlglot drops from its tree) skipped unless `signs`."""
