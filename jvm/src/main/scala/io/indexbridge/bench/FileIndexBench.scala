@@ -175,17 +175,26 @@ object FileIndexBench {
         w.serialize()
         allocated = threads.getCurrentThreadAllocatedBytes - allocatedBefore
       }
-      build(measure = true)
-      val time = (1 to rounds).map { _ => System.gc(); val t0 = System.nanoTime(); build(measure = false); (System.nanoTime() - t0) / 1e9 }.min
-      out.addObject().put("index_type", indexType).put("rows", rows).put("build_s", time).put("held_bytes", held).put("allocated_bytes", allocated)
+      val row = out.addObject().put("index_type", indexType).put("rows", rows)
+      try {
+        build(measure = true)
+        val time = (1 to rounds).map { _ => System.gc(); val t0 = System.nanoTime(); build(measure = false); (System.nanoTime() - t0) / 1e9 }.min
+        row.put("build_s", time).put("held_bytes", held).put("allocated_bytes", allocated)
+      } catch { case _: OutOfMemoryError => row.put("out_of_memory", memory.getHeapMemoryUsage.getMax) }
     }
     mapper.writeValueAsString(out)
   }
 
-  /** A profiling loop over one row of the bench (for JFR or async-profiler; prints ms per run):
+  /** `FileIndexBench scale SMALL LARGE ROUNDS` prints [[scale]]'s JSON (the bench runs it in a JVM
+    * of its own, with a heap of its own). Otherwise a profiling loop over one row of the bench
+    * (for JFR or async-profiler; prints ms per run):
     * `FileIndexBench DIR COLUMNS_JSON COLUMN INDEX_TYPE ours|paimon build|query|range SECONDS`,
     * with DIR and COLUMNS_JSON as [[run]] takes them. */
-  def main(args: Array[String]): Unit = {
+  def main(args: Array[String]): Unit =
+    if (args.headOption.contains("scale")) println(scale(args(1).toInt, args(2).toInt, args(3).toInt))
+    else profile(args)
+
+  private def profile(args: Array[String]): Unit = {
     val Array(dirName, columnsJson, columnName, indexType, side, what, seconds) = args
     val dir = Paths.get(dirName)
     val spec = new ObjectMapper().readTree(columnsJson).elements()
