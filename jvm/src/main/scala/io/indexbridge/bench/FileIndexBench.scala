@@ -1,7 +1,6 @@
 package io.indexbridge.bench
 
 import java.nio.{ByteBuffer, ByteOrder}
-import java.nio.charset.StandardCharsets
 import java.nio.file.{Files, Path, Paths}
 
 import com.fasterxml.jackson.databind.ObjectMapper
@@ -16,7 +15,7 @@ import org.apache.paimon.types.{DataType, DataTypes}
 
 /** The Scala half of `indexbridge bench fileindex`: building and querying bloom-filter, bitmap,
   * BSI and range-bitmap indexes (range-bitmap also with `<=` queries) with ours against Paimon 1.4.2's own writers and readers (`FileIndexer`), on
-  * the columns the Python half wrote, best of `rounds` each after as many warm-up runs. It also writes Paimon's payload of
+  * the columns the Python half wrote (strings as UTF-8 bytes on both sides), best of `rounds` each ([[best]]). It also writes Paimon's payload of
   * every (column, index) next to the column, so that the Python half compares its bytes too.
   *
   * Paimon is compiled against as a provided dependency and must be on the classpath at run time
@@ -52,10 +51,13 @@ object FileIndexBench {
       if (Files.exists(dir.resolve(s"$name.utf8"))) {
         val offsets = littleEndian(dir.resolve(s"$name.offsets"))
         val utf8 = Files.readAllBytes(dir.resolve(s"$name.utf8"))
-        val strings = Array.tabulate[String](rows) { i =>
-          if (valid(i) == 0) null else new String(utf8, offsets.getInt(4 * i), offsets.getInt(4 * i + 4) - offsets.getInt(4 * i), StandardCharsets.UTF_8)
+        // both sides get the UTF-8 bytes, encoded before the timing: Paimon's BinaryString holds
+        // them, ours takes them as the UTF-8 `Array[Byte]` of a string (with `String`s ours would
+        // also time the encoding Paimon's values had already been through)
+        val strings = Array.tabulate[Array[Byte]](rows) { i =>
+          if (valid(i) == 0) null else java.util.Arrays.copyOfRange(utf8, offsets.getInt(4 * i), offsets.getInt(4 * i + 4))
         }
-        (strings.map(s => s: Any), strings.map(s => if (s == null) null else BinaryString.fromString(s)))
+        (strings.map(s => s: Any), strings.map(s => if (s == null) null else BinaryString.fromBytes(s)))
       } else {
         val longs = littleEndian(dir.resolve(s"$name.longs"))
         val values: Array[Any] = Array.tabulate(rows) { i =>
