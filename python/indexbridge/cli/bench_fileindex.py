@@ -16,6 +16,7 @@ times both JVM sides and leaves Paimon's payloads for the byte comparison of the
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -126,4 +127,35 @@ def run(args) -> int:
                 for what, ours_s, paimon_s, py_s in timings:
                     print(f"{c['name']:<14} {index_type:<13} {what:<6} {paimon_s * 1e3:9.1f} {ours_s * 1e3:9.1f} {py_s * 1e3:9.1f} "
                           f"{_ratio(ours_s, paimon_s):>8} {_met(ours_s, paimon_s, SCALA_GOAL):>8} {_ratio(py_s, paimon_s):>9} {_met(py_s, paimon_s, PYTHON_GOAL):>8}  {same if what == 'build' else ''}")  # fmt: skip
+    _scale(args.rows, 10 * args.rows, min(args.rounds, 2))
     return 0
+
+
+SCALE_HEAP = "4g"
+
+
+def _scale(small: int, large: int, rounds: int) -> None:
+    """The scale line: the Scala writers over ``small`` and ``large`` rows of unique longs, in a JVM
+    of their own with a ``SCALE_HEAP`` heap; cost should grow linearly (ratios near large / small),
+    and the heap a writer holds is its own index."""
+    import subprocess
+
+    import pyspark
+
+    from indexbridge.jvm import jar_path
+
+    classpath = os.pathsep.join([str(jar_path()), str(PAIMON_BUNDLE), str(Path(pyspark.__file__).parent / "jars" / "*")])
+    command = ["java", f"-Xmx{SCALE_HEAP}", "-cp", classpath, "io.indexbridge.bench.FileIndexBench", "scale", str(small), str(large), str(rounds)]
+    report = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
+    by = {(r["index_type"], r["rows"]): r for r in report}
+    print(f"\nscale: Scala build over {small} and {large} rows of unique longs (2% nulls), -Xmx{SCALE_HEAP}; x = growth, linear = {large / small:.0f}")
+    print(f"{'scale':<6} {'index':<13} " + " ".join(f"{what:>9} {'(large)':>9} {'x':>6}" for what in ("build ms", "held MB", "alloc MB")))
+    for index_type in dict.fromkeys(r["index_type"] for r in report):
+        s, l = by[(index_type, small)], by[(index_type, large)]
+        if "out_of_memory" in s or "out_of_memory" in l:
+            print(f"{'scale':<6} {index_type:<13} out of memory at {large if 'out_of_memory' in l else small} rows")
+            continue
+        cells = []
+        for key, unit in (("build_s", 1e3), ("held_bytes", 1 / 2**20), ("allocated_bytes", 1 / 2**20)):
+            cells.append(f"{s[key] * unit:9.1f} {l[key] * unit:9.1f} {l[key] / max(s[key], 1e-9):6.1f}")
+        print(f"{'scale':<6} {index_type:<13} " + " ".join(cells))

@@ -151,14 +151,18 @@ object BitSliceIndex {
         val y = x - min
         val gt, lt = new RoaringBitmap
         val eq = ebm.clone()
-        for (i <- slices.indices.reverse) {
+        // equality needs only eq (gt and lt stay unused), which once empty stays empty
+        val ranges = op != Op.Equal
+        var i = slices.length - 1
+        while (i >= 0 && (ranges || !eq.isEmpty)) {
           if (((y >>> i) & 1) == 1) {
-            lt.or(RoaringBitmap.andNot(eq, slices(i)))
+            if (ranges) lt.or(RoaringBitmap.andNot(eq, slices(i)))
             eq.and(slices(i))
           } else {
-            gt.or(RoaringBitmap.and(eq, slices(i)))
+            if (ranges) gt.or(RoaringBitmap.and(eq, slices(i)))
             eq.andNot(slices(i))
           }
+          i -= 1
         }
         val result = op match {
           case Op.Equal          => eq
@@ -232,11 +236,13 @@ object BitSliceIndex {
       else if (v < 0) RoaringBitmap.or(positive.ebm, negative.compare(if (orEqual) Op.LessOrEqual else Op.LessThan, -v))
       else positive.compare(if (orEqual) Op.GreaterOrEqual else Op.GreaterThan, v)
 
-    private def in(values: Seq[Long]): RoaringBitmap = {
-      val out = new RoaringBitmap
-      values.foreach(v => out.or(equal(v)))
-      out
-    }
+    private def in(values: Seq[Long]): RoaringBitmap =
+      if (values.lengthCompare(1) == 0) equal(values.head)
+      else {
+        val out = new RoaringBitmap
+        values.foreach(v => out.or(equal(v)))
+        out
+      }
 
     def evaluate(op: Op, literals: Seq[Any]): FileIndexResult =
       if (literals.contains(null)) FileIndexResult.Remain

@@ -1,12 +1,12 @@
 package io.indexbridge.paimon.fileindex
 
-import java.io.{ByteArrayOutputStream, DataOutputStream}
-
-import io.indexbridge.bytes.ByteReader
+import io.indexbridge.bytes.{ByteReader, ByteSink}
 import io.indexbridge.paimon.{JavaOrder, KeyType}
 import io.indexbridge.paimon.KeyType._
 import io.indexbridge.roaring.Roaring32
 import org.roaringbitmap.RoaringBitmap
+
+import scala.jdk.CollectionConverters._
 
 /** Paimon's bitmap file index (`BitmapFileIndex`, meta v1 `BitmapFileIndexMeta` and v2
   * `BitmapFileIndexMetaV2`, spec §6): one roaring bitmap of rows per distinct key.
@@ -168,43 +168,71 @@ object BitmapIndex {
     private def keyHash(slot: Int): Int =
       if (bytesKeys) IndexValue.bytesHashCode(byteKeys(slot)) else IndexValue.javaHashCode(t, longKeys(slot))
 
-    private def writeKeyBytes(out: DataOutputStream, slot: Int): Unit =
+    private def writeKeyBytes(out: ByteSink, slot: Int): Unit =
       if (bytesKeys) {
-        out.writeInt(byteKeys(slot).length)
-        out.write(byteKeys(slot))
-      } else writeLongKey(out, IndexValue.keyWidth(t), longKeys(slot))
+        out.u32BE(byteKeys(slot).length)
+        out.bytes(byteKeys(slot))
+      } else
+        IndexValue.keyWidth(t) match {
+          case 1 => out.u8(longKeys(slot).toInt)
+          case 2 => out.u8(longKeys(slot).toInt >>> 8); out.u8(longKeys(slot).toInt)
+          case 4 => out.u32BE(longKeys(slot).toInt)
+          case _ => out.u64BE(longKeys(slot))
+        }
 
     private def keySize(slot: Int): Int = if (bytesKeys) 4 + byteKeys(slot).length else IndexValue.keyWidth(t)
+
+    /** The slot of a `Long` key that was written. */
+    private def slotOfKey(key: Long): Int = {
+      val mask = table.length - 1
+      var i = mix(key) & mask
+      while (longKeys(table(i)) != key) i = (i + 1) & mask
+      table(i)
+    }
+
+    /** The slots in key order: integral keys (signed `Long` order) by a primitive sort of the keys,
+      * the others (floating point, bytes) by their comparator. */
+    private def sortedSlots(order: Array[Int]): Array[Int] =
+      if (bytesKeys || t == FloatType || t == DoubleType) order.sortWith((a, b) => compareSlots(a, b) < 0)
+      else {
+        val keys = java.util.Arrays.copyOf(longKeys, slotCount)
+        java.util.Arrays.sort(keys)
+        keys.map(slotOfKey)
+      }
 
     def serialize(): Array[Byte] = {
       // rows of every slot, ascending, by a counting sort over rowSlots
       val starts = new Array[Int](slotCount + 1)
       var nulls = 0
-      for (r <- 0 until rowCount) { val s = rowSlots(r); if (s < 0) nulls += 1 else starts(s + 1) += 1 }
-      for (s <- 0 until slotCount) starts(s + 1) += starts(s)
+      var r = 0
+      while (r < rowCount) { val s = rowSlots(r); if (s < 0) nulls += 1 else starts(s + 1) += 1; r += 1 }
+      var s = 0
+      while (s < slotCount) { starts(s + 1) += starts(s); s += 1 }
       val rows = new Array[Int](nonNullRows)
       val nullRows = new Array[Int](nulls)
       val fill = java.util.Arrays.copyOf(starts, slotCount)
       var n = 0
-      for (r <- 0 until rowCount) {
+      r = 0
+      while (r < rowCount) {
         val s = rowSlots(r)
         if (s < 0) { nullRows(n) = r; n += 1 }
         else { rows(fill(s)) = r; fill(s) += 1 }
+        r += 1
       }
 
       // computeIfAbsent per non-null row: only new keys change the table, plus the resize a
       // later call (a repeated key) performs at its start
       val calls = (0 until slotCount) ++ (if (nonNullRows > callOfLastNewKey + 1 && slotCount > 0) Seq(0) else Nil)
       // tree bins order colliding keys by the key type's compareTo
-      val order = JavaOrder.afterComputeIfAbsent(calls)(keyHash, Some(Ordering.fromLessThan[Int](compareSlots(_, _) < 0)))
+      val order = JavaOrder.afterComputeIfAbsent(calls)(keyHash, Some(Ordering.fromLessThan[Int](compareSlots(_, _) < 0))).toArray
 
       val nullBitmap = new RoaringBitmap
       nullBitmap.addN(nullRows, 0, nulls)
       val nullBytes = Roaring32.serialize(nullBitmap)
       val offsets = new Array[Int](slotCount)
       val lengths = new Array[Int](slotCount)
-      val body = new ByteArrayOutputStream
-      if (nulls >= 2) body.write(nullBytes)
+      val body = new ByteSink
+      if (nulls >= 2) body.bytes(nullBytes)
       for (s <- order) {
         val count = starts(s + 1) - starts(s)
         if (count == 1) {
@@ -216,63 +244,65 @@ object BitmapIndex {
           val bytes = Roaring32.serialize(bm)
           offsets(s) = body.size
           lengths(s) = bytes.length
-          body.write(bytes)
+          body.bytes(bytes)
         }
       }
       val nullOffset = if (nulls == 1) ~nullRows(0) else 0
 
-      val file = new ByteArrayOutputStream(64 + body.size)
-      val out = new DataOutputStream(file)
-      out.writeByte(version)
-      out.writeInt(rowCount)
-      out.writeInt(slotCount)
-      out.writeBoolean(nulls > 0)
-      if (nulls > 0) out.writeInt(nullOffset)
+      val out = new ByteSink(64 + body.size + slotCount * (8 + (if (bytesKeys) 16 else IndexValue.keyWidth(t))))
+      out.u8(version)
+      out.u32BE(rowCount)
+      out.u32BE(slotCount)
+      out.u8(if (nulls > 0) 1 else 0)
+      if (nulls > 0) out.u32BE(nullOffset)
       if (version == 1) {
-        for (s <- order) { writeKeyBytes(out, s); out.writeInt(offsets(s)) }
+        for (s <- order) { writeKeyBytes(out, s); out.u32BE(offsets(s)) }
       } else {
-        if (nulls > 0) out.writeInt(nullBytes.length)
-        val sorted = order.sortWith((a, b) => compareSlots(a, b) < 0)
-        val blocks = scala.collection.mutable.ArrayBuffer.empty[(Int, Int, Int)] // (first entry, entries, size)
-        for ((s, i) <- sorted.zipWithIndex) {
-          val e = 8 + keySize(s)
+        if (nulls > 0) out.u32BE(nullBytes.length)
+        val sorted = sortedSlots(order)
+        // blocks: first entry, entry count, size
+        val firsts, counts, sizes = scala.collection.mutable.ArrayBuilder.make[Int]
+        var (first, entries, size) = (0, 0, 0)
+        var i = 0
+        while (i < sorted.length) {
+          val e = 8 + keySize(sorted(i))
           if (4 + e > indexBlockSize)
             throw new IllegalArgumentException(s"index fail: a bitmap index entry of $e bytes does not fit index-block-size $indexBlockSize")
-          if (blocks.isEmpty || blocks.last._3 + e > indexBlockSize) blocks += ((i, 0, 4))
-          val (first, entries, size) = blocks.last
-          blocks(blocks.length - 1) = (first, entries + 1, size + e)
+          if (entries == 0 || size + e > indexBlockSize) {
+            if (entries > 0) { firsts += first; counts += entries; sizes += size }
+            first = i; entries = 0; size = 4
+          }
+          entries += 1; size += e
+          i += 1
         }
-        out.writeInt(blocks.length)
+        if (entries > 0) { firsts += first; counts += entries; sizes += size }
+        val (blockFirsts, blockCounts, blockSizes) = (firsts.result(), counts.result(), sizes.result())
+        out.u32BE(blockFirsts.length)
         var blockOffset = 0
-        for ((first, _, size) <- blocks) {
-          writeKeyBytes(out, sorted(first))
-          out.writeInt(blockOffset)
-          blockOffset += size
+        for (b <- blockFirsts.indices) {
+          writeKeyBytes(out, sorted(blockFirsts(b)))
+          out.u32BE(blockOffset)
+          blockOffset += blockSizes(b)
         }
-        out.writeInt(blockOffset)
-        for ((first, entries, _) <- blocks) {
-          out.writeInt(entries)
-          for (s <- sorted.slice(first, first + entries)) {
+        out.u32BE(blockOffset)
+        for (b <- blockFirsts.indices) {
+          out.u32BE(blockCounts(b))
+          var k = blockFirsts(b)
+          while (k < blockFirsts(b) + blockCounts(b)) {
+            val s = sorted(k)
             writeKeyBytes(out, s)
-            out.writeInt(offsets(s))
-            out.writeInt(lengths(s))
+            out.u32BE(offsets(s))
+            out.u32BE(lengths(s))
+            k += 1
           }
         }
       }
-      body.writeTo(out)
-      out.flush()
-      file.toByteArray
+      out.bytes(body)
+      out.toArray
     }
 
     private def compareSlots(a: Int, b: Int): Int =
       if (bytesKeys) IndexValue.compareBytes(byteKeys(a), byteKeys(b)) else IndexValue.compareKeys(t, longKeys(a), longKeys(b))
-  }
-
-  private def writeLongKey(out: DataOutputStream, width: Int, key: Long): Unit = width match {
-    case 1 => out.writeByte(key.toInt)
-    case 2 => out.writeShort(key.toInt)
-    case 4 => out.writeInt(key.toInt)
-    case _ => out.writeLong(key)
   }
 
   /** murmur3's fmix64, to spread `Long` keys over the open-addressing table. */
@@ -453,17 +483,34 @@ object BitmapIndex {
         Roaring32.read(new ByteReader(in.bytes, in.source, bodyStart + offset, end.toInt))
       }
 
-    /** Rows whose value is `value` (a value of the column type; null: the null rows). */
-    def rowsOf(value: Any): RoaringBitmap =
-      if (value == null) nullRows
-      else {
-        val e =
-          if (bytesKeys) find(0L, IndexValue.toBytes(t, value))
-          else find(IndexValue.toLong(t, value), null)
-        if (e == null) new RoaringBitmap else bitmapAt(e.offset, e.length)
+    /** The bitmap of every key asked so far (null: the null rows), read once per reader as
+      * Paimon's reader keeps them; never handed out, only copies or combinations of them. */
+    private val asked = new java.util.HashMap[Any, RoaringBitmap]
+
+    private def cachedRows(value: Any): RoaringBitmap =
+      if (value == null) {
+        var bm = asked.get(null)
+        if (bm == null) { bm = if (!hasNull) new RoaringBitmap else bitmapAt(nullOffset, nullLength); asked.put(null, bm) }
+        bm
+      } else if (bytesKeys) {
+        val key = IndexValue.toBytes(t, value)
+        val boxed = new BytesKey(key)
+        var bm = asked.get(boxed)
+        if (bm == null) { bm = bitmapOf(find(0L, key)); asked.put(boxed, bm) }
+        bm
+      } else {
+        val key = IndexValue.toLong(t, value)
+        var bm = asked.get(key)
+        if (bm == null) { bm = bitmapOf(find(key, null)); asked.put(key, bm) }
+        bm
       }
 
-    def nullRows: RoaringBitmap = if (!hasNull) new RoaringBitmap else bitmapAt(nullOffset, nullLength)
+    private def bitmapOf(e: Entry): RoaringBitmap = if (e == null) new RoaringBitmap else bitmapAt(e.offset, e.length)
+
+    /** Rows whose value is `value` (a value of the column type; null: the null rows). */
+    def rowsOf(value: Any): RoaringBitmap = cachedRows(value).clone()
+
+    def nullRows: RoaringBitmap = rowsOf(null)
 
     /** Every distinct non-null key of the index is read when its block is: for tests and tools. */
     def keyCountInMeta: Int = keyCount
@@ -481,17 +528,16 @@ object BitmapIndex {
       all
     }
 
-    private def union(values: Seq[Any]): RoaringBitmap = {
-      val out = new RoaringBitmap
-      values.foreach(v => out.or(rowsOf(v)))
-      out
-    }
+    /** The rows of any of `values`; for one value the cached bitmap itself (read only). */
+    private def anyOf(values: Seq[Any]): RoaringBitmap =
+      if (values.lengthCompare(1) == 0) cachedRows(values.head)
+      else RoaringBitmap.or(values.iterator.map(cachedRows).asJava)
 
     def evaluate(op: Op, literals: Seq[Any]): FileIndexResult = op match {
-      case Op.Equal | Op.In       => FileIndexResult.Rows(union(literals))
-      case Op.NotEqual | Op.NotIn => FileIndexResult.Rows(complement(union(literals)))
+      case Op.Equal | Op.In       => FileIndexResult.Rows(if (literals.lengthCompare(1) == 0) rowsOf(literals.head) else anyOf(literals))
+      case Op.NotEqual | Op.NotIn => FileIndexResult.Rows(complement(anyOf(literals)))
       case Op.IsNull              => FileIndexResult.Rows(nullRows)
-      case Op.IsNotNull           => FileIndexResult.Rows(complement(nullRows))
+      case Op.IsNotNull           => FileIndexResult.Rows(complement(cachedRows(null)))
       case _                      => FileIndexResult.Remain
     }
   }

@@ -562,7 +562,9 @@ object RangeBitmapIndex {
         state
       }
 
-    def gt(code: Int): RoaringBitmap =
+    /** Rows whose code is above `code`; unless `masked`, also rows outside the ebm may be in it
+      * (for complements within the ebm, which drop them anyway). */
+    def gt(code: Int, masked: Boolean = true): RoaringBitmap =
       if (code < 0) ebm.clone()
       else if (ebm.isEmpty) new RoaringBitmap
       else {
@@ -570,13 +572,17 @@ object RangeBitmapIndex {
         if (start >= count) new RoaringBitmap
         else {
           val state = slice(start).clone()
-          for (i <- start + 1 until count) if (((code >> i) & 1) == 1) state.and(slice(i)) else state.or(slice(i))
-          state.and(ebm)
+          var i = start + 1
+          while (i < count) {
+            if (((code >> i) & 1) == 1) state.and(slice(i)) else state.or(slice(i))
+            i += 1
+          }
+          if (masked) state.and(ebm)
           state
         }
       }
 
-    def gte(code: Int): RoaringBitmap = gt(code - 1)
+    def gte(code: Int, masked: Boolean = true): RoaringBitmap = gt(code - 1, masked)
 
     /** O'Neil's top-k (largest codes), or bottom-k with `bottom`; with `strict` the ties at the
       * boundary are trimmed smallest row ids first. */
@@ -669,8 +675,13 @@ object RangeBitmapIndex {
     /** Paimon's answer without non-null values: `{0, row_count - 1}`. */
     private def twoRows: RoaringBitmap = if (rowCount > 0) RoaringBitmap.bitmapOf(0, rowCount - 1) else new RoaringBitmap
 
-    /** The non-null rows not in `rows` (Paimon: flip within the row count, then AND the ebm). */
-    private def not(rows: RoaringBitmap): RoaringBitmap = RoaringBitmap.andNot(bsi.ebm, rows)
+    /** The non-null rows not in `rows`, a fresh bitmap changed in place: flipped within the row
+      * count, then ANDed with the ebm (as Paimon, without its copy of the ebm). */
+    private def not(rows: RoaringBitmap): RoaringBitmap = {
+      rows.flip(0L, rowCount.toLong)
+      rows.and(bsi.ebm)
+      rows
+    }
 
     def eq(key: Any): RoaringBitmap =
       if (cardinality <= 0) new RoaringBitmap
@@ -698,30 +709,34 @@ object RangeBitmapIndex {
       if (cardinality <= 0) new RoaringBitmap
       else if (cmp(key, max) > 0) isNotNull
       else if (cmp(key, min) <= 0) new RoaringBitmap
-      else not(gte(key))
+      else not(gte(key, masked = false))
 
     def lte(key: Any): RoaringBitmap =
       if (cardinality <= 0) new RoaringBitmap
       else if (cmp(key, max) >= 0) isNotNull
       else if (cmp(key, min) < 0) new RoaringBitmap
-      else not(gt(key))
+      else not(gt(key, masked = false))
 
-    def gt(key: Any): RoaringBitmap =
+    def gt(key: Any): RoaringBitmap = gt(key, masked = true)
+
+    def gte(key: Any): RoaringBitmap = gte(key, masked = true)
+
+    private def gt(key: Any, masked: Boolean): RoaringBitmap =
       if (cardinality <= 0) new RoaringBitmap
       else if (cmp(key, min) < 0) isNotNull
       else if (cmp(key, max) >= 0) new RoaringBitmap
       else {
         val code = dictionary.find(key)
-        if (code < 0) bsi.gte(-code - 1) else bsi.gt(code)
+        if (code < 0) bsi.gte(-code - 1, masked) else bsi.gt(code, masked)
       }
 
-    def gte(key: Any): RoaringBitmap =
+    private def gte(key: Any, masked: Boolean): RoaringBitmap =
       if (cardinality <= 0) new RoaringBitmap
       else if (cmp(key, min) <= 0) isNotNull
       else if (cmp(key, max) > 0) new RoaringBitmap
       else {
         val code = dictionary.find(key)
-        bsi.gte(if (code < 0) -code - 1 else code)
+        bsi.gte(if (code < 0) -code - 1 else code, masked)
       }
 
     /** A null or unconvertible literal answers REMAIN (Paimon's reader throws; its planner never asks). */
