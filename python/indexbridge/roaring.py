@@ -62,7 +62,7 @@ def uint32_array(values: np.ndarray) -> array.array:
     """The low 32 bits of ``values`` as ``array('I')``, pyroaring's fast bulk path (several
     times faster than passing the ndarray to ``BitMap`` or ``update``)."""
     out = array.array("I")
-    out.frombytes(np.ascontiguousarray(values, dtype=np.uint32).tobytes())
+    out.frombytes(memoryview(np.ascontiguousarray(values, dtype=np.uint32)).cast("B"))
     return out
 
 

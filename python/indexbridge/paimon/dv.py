@@ -139,6 +139,8 @@ class DeletionVector:
             raise self._range_error(arr[0])
         if arr[-1] > self.max_position:
             raise self._range_error(arr[-1])
+        if arr.dtype == np.uint64:  # in range, so the same bits as int64: no copy
+            return arr.view(np.int64)
         return arr.astype(np.int64, copy=False)
 
     def _bitmap(self, key: int) -> BitMap:
