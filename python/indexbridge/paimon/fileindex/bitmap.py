@@ -78,6 +78,7 @@ _SUPPORTED = frozenset({"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "FLOAT", "DO
                         "TIME_WITHOUT_TIME_ZONE", "TIMESTAMP_WITHOUT_TIME_ZONE",
                         "TIMESTAMP_WITH_LOCAL_TIME_ZONE", "CHAR", "VARCHAR"})  # fmt: skip
 _I32 = struct.Struct(">i")
+_I32X2 = struct.Struct(">ii")
 _MEMORY_UNITS = {"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10,
                  "m": 1 << 20, "mb": 1 << 20, "mebibytes": 1 << 20, "g": 1 << 30, "gb": 1 << 30,
                  "gibibytes": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40}  # fmt: skip
@@ -174,7 +175,7 @@ class BitmapIndex(IndexReader):
     _has_null: bool = False
     _key_count: int = 0  # reader: nonNullBitmapNumber of the meta
     _loaded: dict = field(default_factory=dict, repr=False)  # reader: key -> rows, as Paimon's Reader.bitmaps
-    _block_heads: dict = field(default_factory=dict, repr=False)  # v2 fixed keys: block -> (entries start, count)
+    _block_heads: dict = field(default_factory=dict, repr=False)  # v2: block -> (entries start, count), string keys: entry starts
 
     index_type = "bitmap"
 
@@ -388,7 +389,37 @@ class BitmapIndex(IndexReader):
         i = bisect.bisect_right(self._first_keys, sortable_key(self.data_type, key)) - 1
         if i < 0:
             return None
-        return self._block(i).get(key) if self.data_type.is_string else self._find_fixed(i, key)
+        return self._find_string(i, key) if self.data_type.is_string else self._find_fixed(i, key)
+
+    def _find_string(self, i: int, key: bytes) -> tuple[int, int] | None:
+        """The entry of a string key in v2 block ``i``: the entry starts are walked once (one
+        unpack each, no key objects), then bisected (bytes order is ``BinaryString`` order). A
+        block that does not walk cleanly is parsed by :meth:`_block`, which names the fault."""
+        starts = self._block_heads.get(i)
+        if starts is None:
+            reader, count = self._block_reader(i)
+            data, pos, end, starts = reader.data, reader.pos, reader.end, []
+            for _ in range(count):
+                n = _I32.unpack_from(data, pos)[0] if pos + 4 <= end else -1
+                if n < 0 or pos + 12 + n > end:
+                    return self._block(i).get(key)
+                starts.append(pos)
+                pos += 12 + n
+            self._block_heads[i] = starts
+        data = self._reader.data
+        lo, hi = 0, len(starts) - 1
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            at = starts[mid]
+            key_end = at + 4 + _I32.unpack_from(data, at)[0]
+            found = bytes(data[at + 4 : key_end])
+            if found == key:
+                return _I32X2.unpack_from(data, key_end)
+            if found < key:
+                lo = mid + 1
+            else:
+                hi = mid - 1
+        return None
 
     def _load(self, offset: int, length: int, what: str) -> FrozenBitMap:
         reader = self._reader
