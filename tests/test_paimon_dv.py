@@ -300,6 +300,32 @@ def test_magic_and_trailing_data_are_checked():
         DeletionVector.deserialize(padded)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_damaged_frames_read_as_the_checked_path_reads_them(seed):
+    """The short path for sound 32-bit frames (dv._read_sound_frame32) accepts only what the
+    field-by-field path (dv._read_frame) accepts, with the same positions; any other frame,
+    whatever byte was damaged (the CRC rewritten to match), raises IndexFormatError."""
+    rng = random.Random(seed)
+    for _ in range(40):
+        frame = bytearray(DeletionVector.from_positions(sorted(random_positions(rng, False))).serialize())
+        for _ in range(rng.randint(0, 2)):
+            frame[rng.randrange(4, len(frame) - 4)] = rng.randrange(256)
+        if rng.random() < 0.8:
+            struct.pack_into(">I", frame, len(frame) - 4, zlib.crc32(frame[4:-4]))
+        expected_length = rng.choice([None, len(frame) - 8, len(frame) - 8, len(frame) - 7])
+        try:
+            checked = dv_module._read_frame(ByteReader(bytes(frame)), expected_length, True)
+        except IndexFormatError:
+            checked = None
+        fast = dv_module._read_sound_frame32(bytes(frame), 0, expected_length, True)
+        assert fast is None or fast == checked
+        if checked is None:
+            with pytest.raises(IndexFormatError):
+                DeletionVector.deserialize(bytes(frame), expected_length=expected_length)
+        else:
+            assert DeletionVector.deserialize(bytes(frame), expected_length=expected_length) == checked
+
+
 def test_truncated_frame():
     frame = DeletionVector.from_positions(range(100)).serialize()
     with pytest.raises(IndexFormatError, match=r"offset 4: \d+ bytes of DV data \(magic \+ bitmap\), found 10"):

@@ -32,9 +32,10 @@ import struct
 from collections.abc import Sequence
 from functools import lru_cache
 from itertools import accumulate
+from typing import TypeVar
 
 import numpy as np
-from pyroaring import BitMap
+from pyroaring import AbstractBitMap, BitMap
 
 from indexbridge.bytes import ByteReader
 
@@ -47,6 +48,8 @@ BITMAP_CONTAINER_BYTES = 8192
 
 _U16_LE = struct.Struct("<H")
 _U32_LE = struct.Struct("<I")
+_U32X2_LE = struct.Struct("<II")
+B = TypeVar("B", bound=AbstractBitMap)
 
 
 def serialize32(bm: BitMap) -> bytes:
@@ -59,7 +62,7 @@ def uint32_array(values: np.ndarray) -> array.array:
     """The low 32 bits of ``values`` as ``array('I')``, pyroaring's fast bulk path (several
     times faster than passing the ndarray to ``BitMap`` or ``update``)."""
     out = array.array("I")
-    out.frombytes(np.ascontiguousarray(values, dtype=np.uint32).tobytes())
+    out.frombytes(memoryview(np.ascontiguousarray(values, dtype=np.uint32)).cast("B"))
     return out
 
 
@@ -187,9 +190,10 @@ def _read_header(reader: ByteReader) -> tuple[int, int, list[int], tuple[int, ..
     return cookie, n, runs, keys, [c + 1 for c in cardinalities_minus_1]
 
 
-def read_roaring32(reader: ByteReader) -> BitMap:
-    """Read one portable roaring bitmap at ``reader.pos`` and consume exactly its bytes."""
-    bitmap, reader.pos = read_roaring32_at(reader.data, reader.pos, reader.end, reader.source)
+def read_roaring32(reader: ByteReader, cls: type[B] = BitMap) -> B:
+    """Read one portable roaring bitmap at ``reader.pos`` and consume exactly its bytes, as a
+    ``cls`` (``BitMap``, or ``FrozenBitMap`` for a value to share)."""
+    bitmap, reader.pos = read_roaring32_at(reader.data, reader.pos, reader.end, reader.source, cls)
     return bitmap
 
 
@@ -199,44 +203,51 @@ def _no_run_header(n: int) -> struct.Struct:
     return struct.Struct(f"<{2 * n}H{n}I")
 
 
-def read_roaring32_at(data: memoryview, start: int, end: int, source: str) -> tuple[BitMap, int]:
+def read_roaring32_at(data: memoryview, start: int, end: int, source: str, cls: type[B] = BitMap) -> tuple[B, int]:
     """The portable roaring bitmap at ``data[start:]`` (within ``end``) and the offset after it.
 
-    The common headers take a short path: without run containers, the container sizes follow from
-    the cardinalities, which also check the offsets; with fewer than 4 containers of which some
-    are runs (no offsets), pyroaring reads the bitmap straight from the buffer and its statistics
-    give the length. pyroaring (CRoaring's ``portable_deserialize_safe`` and its validation)
-    checks keys and containers. Anything else, and any bitmap pyroaring refuses, is re-read field
-    by field by :func:`_read_roaring32_checked`, which names the offset and what was expected.
+    The common headers take the short path of :func:`read_sound_roaring32`; anything else, and any bitmap
+    pyroaring refuses, is re-read field by field by :func:`_read_roaring32_checked`, which names
+    the offset and what was expected.
+    """
+    found = read_sound_roaring32(data, start, end, cls)
+    return found if found is not None else _read_roaring32_checked(ByteReader(data, source, start, end), cls)
+
+
+def read_sound_roaring32(data: memoryview, start: int, end: int, cls: type[B] = BitMap) -> tuple[B, int] | None:
+    """(bitmap, offset after it) for the common headers, or ``None`` for anything else and any
+    fault: the caller then re-reads with :func:`read_roaring32_at`, which names the fault.
+
+    Without run containers the container sizes follow from the cardinalities, which also check
+    the offsets; with fewer than 4 containers of which some are runs (no offsets), pyroaring
+    reads the bitmap straight from the buffer and its statistics give the length. pyroaring
+    (CRoaring's ``portable_deserialize_safe`` and its validation) checks keys and containers.
     """
     try:
-        (cookie,) = _U32_LE.unpack_from(data, start)
+        cookie, n = _U32X2_LE.unpack_from(data, start)
         if cookie == SERIAL_COOKIE_NO_RUNCONTAINER:
-            (n,) = _U32_LE.unpack_from(data, start + 4)
             header_end = start + 8 + 8 * n
             if n > MAX_CONTAINERS or header_end > end:
-                raise ValueError
+                return None
             fields = _no_run_header(n).unpack_from(data, start + 8)
             sizes = [BITMAP_CONTAINER_BYTES if c >= ARRAY_MAX_CARDINALITY else 2 * c + 2 for c in fields[1 : 2 * n : 2]]
-            if n and (fields[2 * n] != 8 + 8 * n or fields[2 * n + 1 :] != tuple(accumulate(sizes[:-1], initial=8 + 8 * n))[1:]):
-                raise ValueError
+            if n and tuple(accumulate(sizes[:-1], initial=8 + 8 * n)) != fields[2 * n :]:
+                return None
             stop = header_end + sum(sizes)
-            if stop > end:
-                raise ValueError
-            return BitMap.deserialize(data[start:stop]), stop
-        if cookie & 0xFFFF == SERIAL_COOKIE and (cookie >> 16) + 1 < NO_OFFSET_THRESHOLD:
-            bitmap = BitMap.deserialize(data[start:end])
+            return (cls.deserialize(data[start:stop]), stop) if stop <= end else None
+        n = (cookie >> 16) + 1
+        if cookie & 0xFFFF == SERIAL_COOKIE and n < NO_OFFSET_THRESHOLD:
+            bitmap = cls.deserialize(data[start:end])
             stats = bitmap.get_statistics()
-            n = (cookie >> 16) + 1
             if stats["n_containers"] == n:
                 body = stats["n_bytes_array_containers"] + stats["n_bytes_run_containers"] + stats["n_bytes_bitset_containers"]
                 return bitmap, start + 4 + (n + 7) // 8 + 4 * n + body
     except (ValueError, IndexError, struct.error):  # pyroaring raises both for damaged bitmaps
         pass
-    return _read_roaring32_checked(ByteReader(data, source, start, end))
+    return None
 
 
-def _read_roaring32_checked(reader: ByteReader) -> tuple[BitMap, int]:
+def _read_roaring32_checked(reader: ByteReader, cls: type[B]) -> tuple[B, int]:
     """:func:`read_roaring32_at`, field by field: every malformed header raises at its offset."""
     start = reader.pos
     cookie, n, runs, keys, cardinalities = _read_header(reader)
@@ -265,6 +276,6 @@ def _read_roaring32_checked(reader: ByteReader) -> tuple[BitMap, int]:
             )
     reader.take(sum(sizes), "roaring containers")
     try:
-        return BitMap.deserialize(reader.data[start : reader.pos]), reader.pos
+        return cls.deserialize(reader.data[start : reader.pos]), reader.pos
     except (ValueError, IndexError) as e:
         raise reader.error(f"a valid roaring bitmap ({e})", start) from None

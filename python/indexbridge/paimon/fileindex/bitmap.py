@@ -51,7 +51,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from pyroaring import BitMap
+from pyroaring import AbstractBitMap, BitMap, FrozenBitMap
 
 from indexbridge.bytes import ByteReader
 from indexbridge.paimon.fileindex.predicate import REMAIN, BitmapResult, FileIndexResult, IndexReader
@@ -78,6 +78,7 @@ _SUPPORTED = frozenset({"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "FLOAT", "DO
                         "TIME_WITHOUT_TIME_ZONE", "TIMESTAMP_WITHOUT_TIME_ZONE",
                         "TIMESTAMP_WITH_LOCAL_TIME_ZONE", "CHAR", "VARCHAR"})  # fmt: skip
 _I32 = struct.Struct(">i")
+_I32X2 = struct.Struct(">ii")
 _MEMORY_UNITS = {"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10,
                  "m": 1 << 20, "mb": 1 << 20, "mebibytes": 1 << 20, "g": 1 << 30, "gb": 1 << 30,
                  "gibibytes": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40}  # fmt: skip
@@ -173,6 +174,8 @@ class BitmapIndex(IndexReader):
     _null_length: int = -1
     _has_null: bool = False
     _key_count: int = 0  # reader: nonNullBitmapNumber of the meta
+    _loaded: dict = field(default_factory=dict, repr=False)  # reader: key -> rows, as Paimon's Reader.bitmaps
+    _block_heads: dict = field(default_factory=dict, repr=False)  # v2: block -> (entries start, count), string keys: entry starts
 
     index_type = "bitmap"
 
@@ -356,18 +359,28 @@ class BitmapIndex(IndexReader):
     def _find_fixed(self, i: int, key: int) -> tuple[int, int] | None:
         """The entry of a fixed-width key in v2 block ``i``, by bisection in place: a lookup
         does not parse the whole block."""
-        reader, count = self._block_reader(i)
+        head = self._block_heads.get(i)
+        if head is None:
+            reader, count = self._block_reader(i)
+            head = self._block_heads[i] = (reader.pos, count)
+        start, count = head
         boolean = self.data_type.root == "BOOLEAN"
         entry = struct.Struct(">" + ("B" if boolean else fixed_key_struct(self.data_type).format.lstrip(">")) + "ii")
-        target = sortable_key(self.data_type, key)
+        unpack, size, data = entry.unpack_from, entry.size, self._reader.data
+        # integral keys sort as themselves; floats and booleans need sortable_key / normalising
+        plain = self.data_type.root not in ("FLOAT", "DOUBLE", "BOOLEAN")
+        target = key if plain else sortable_key(self.data_type, key)
         lo, hi = 0, count - 1
         while lo <= hi:
             mid = (lo + hi) // 2
-            k, offset, length = entry.unpack_from(reader.data, reader.pos + mid * entry.size)
-            found = sortable_key(self.data_type, int(k != 0) if boolean else k)
+            k, offset, length = unpack(data, start + mid * size)
+            found = k if plain else sortable_key(self.data_type, int(k != 0) if boolean else k)
             if found == target:
                 return offset, length
-            lo, hi = (mid + 1, hi) if found < target else (lo, mid - 1)
+            if found < target:
+                lo = mid + 1
+            else:
+                hi = mid - 1
         return None
 
     def _entry(self, key: object) -> tuple[int, int] | None:
@@ -376,19 +389,49 @@ class BitmapIndex(IndexReader):
         i = bisect.bisect_right(self._first_keys, sortable_key(self.data_type, key)) - 1
         if i < 0:
             return None
-        return self._block(i).get(key) if self.data_type.is_string else self._find_fixed(i, key)
+        return self._find_string(i, key) if self.data_type.is_string else self._find_fixed(i, key)
 
-    def _load(self, offset: int, length: int, what: str) -> BitMap:
+    def _find_string(self, i: int, key: bytes) -> tuple[int, int] | None:
+        """The entry of a string key in v2 block ``i``: the entry starts are walked once (one
+        unpack each, no key objects), then bisected (bytes order is ``BinaryString`` order). A
+        block that does not walk cleanly is parsed by :meth:`_block`, which names the fault."""
+        starts = self._block_heads.get(i)
+        if starts is None:
+            reader, count = self._block_reader(i)
+            data, pos, end, starts = reader.data, reader.pos, reader.end, []
+            for _ in range(count):
+                n = _I32.unpack_from(data, pos)[0] if pos + 4 <= end else -1
+                if n < 0 or pos + 12 + n > end:
+                    return self._block(i).get(key)
+                starts.append(pos)
+                pos += 12 + n
+            self._block_heads[i] = starts
+        data = self._reader.data
+        lo, hi = 0, len(starts) - 1
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            at = starts[mid]
+            key_end = at + 4 + _I32.unpack_from(data, at)[0]
+            found = bytes(data[at + 4 : key_end])
+            if found == key:
+                return _I32X2.unpack_from(data, key_end)
+            if found < key:
+                lo = mid + 1
+            else:
+                hi = mid - 1
+        return None
+
+    def _load(self, offset: int, length: int, what: str) -> FrozenBitMap:
         reader = self._reader
         start = self._body_start + offset
         if not 0 <= start <= reader.end:  # offset can be huge in a damaged file
             raise reader.error(f"{what} at body offset {offset} within the data", self._body_start)
         if length < 0:
-            return read_roaring32(ByteReader(reader.data, reader.source, start, reader.end))
+            return read_roaring32(ByteReader(reader.data, reader.source, start, reader.end), FrozenBitMap)
         if start + length > reader.end:
             raise reader.error(f"{length} bytes of {what}, found {reader.end - start}", start)
         sub = ByteReader(reader.data, reader.source, start, start + length)
-        bitmap = read_roaring32(sub)
+        bitmap = read_roaring32(sub, FrozenBitMap)
         if sub.remaining:
             raise sub.error(f"the end of {what} ({length} bytes)")
         return bitmap
@@ -414,26 +457,32 @@ class BitmapIndex(IndexReader):
             return bytes_key(self.data_type, value)
         return long_key(self.data_type, value)
 
-    def rows_of_key(self, key: object) -> BitMap:
+    def rows_of_key(self, key: object) -> AbstractBitMap:
+        """The rows of a key. A reader keeps each bitmap it has read, as Paimon's reader does
+        (``Reader.bitmaps``), and hands out that one immutable ``FrozenBitMap``; a built index
+        returns a new ``BitMap``."""
         if self._reader is None:
             rows = self._rows.get(key)
             return BitMap() if rows is None else BitMap([rows]) if isinstance(rows, int) else BitMap(rows)
-        entry = self._entry(key)
-        if entry is None:
-            return BitMap()
-        offset, length = entry
-        return BitMap([~offset]) if offset < 0 else self._load(offset, length, "key bitmap")
+        rows = self._loaded.get(key)
+        if rows is None:
+            entry = self._entry(key)
+            if entry is None:
+                return FrozenBitMap()
+            offset, length = entry
+            rows = self._loaded[key] = FrozenBitMap([~offset]) if offset < 0 else self._load(offset, length, "key bitmap")
+        return rows
 
-    def null_rows(self) -> BitMap:
+    def null_rows(self) -> AbstractBitMap:
         if self._reader is None:
             return BitMap(self._nulls)
         if not self._has_null:
-            return BitMap()
+            return FrozenBitMap()
         if self._null_offset < 0:
-            return BitMap([~self._null_offset])
+            return FrozenBitMap([~self._null_offset])
         return self._load(self._null_offset, self._null_length, "null bitmap")
 
-    def rows(self, value: object) -> BitMap:
+    def rows(self, value: object) -> AbstractBitMap:
         """The rows holding ``value`` (``None``: the null rows)."""
         return self.null_rows() if value is None else self.rows_of_key(self.key_of(value))
 

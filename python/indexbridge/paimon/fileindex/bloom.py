@@ -139,14 +139,15 @@ def _value_hasher(t: DataType) -> Callable[[object], int]:
 
 
 class BloomFilterIndex:
-    """One bloom filter: ``num_hashes`` and the bit array (``bytes``, LSB-first bits)."""
+    """One bloom filter: ``num_hashes`` and the bit array (LSB-first bits). A filter read from a
+    payload views the payload's bytes without copying them (a read-only ``memoryview``)."""
 
     index_type = "bloom-filter"
 
-    def __init__(self, data_type: DataType, num_hashes: int, bits: bytes | bytearray):
+    def __init__(self, data_type: DataType, num_hashes: int, bits: bytes | memoryview):
         self.data_type = data_type
         self.num_hashes = num_hashes
-        self._bits = bytes(bits)
+        self._bits = bits if isinstance(bits, bytes) else memoryview(bits).toreadonly()
         self.bits = np.frombuffer(self._bits, np.uint8)
         self._num_bits = 8 * len(self._bits)
         self._fast_hash = _value_hasher(data_type)

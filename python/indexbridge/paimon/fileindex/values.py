@@ -240,8 +240,10 @@ def _numpy_keys(t: DataType, data: np.ndarray, valid: np.ndarray) -> np.ndarray:
     if t.is_integral or t.is_timestamp or t.root == "DECIMAL":
         if data.dtype.kind not in "iub":
             raise ValueError(f"{t.root} column needs integer values, got numpy dtype {data.dtype}")
-        if t.is_integral and data.dtype.kind != "b":
-            bits = _INT_RANGES[t.root]
+        bits = _INT_RANGES.get(t.root, 64)
+        # a dtype no wider than the type (int64 for BIGINT, int32 for INT ...) cannot overflow it
+        fits = data.dtype.kind == "b" or data.dtype.itemsize * 8 <= bits - (data.dtype.kind == "u")
+        if t.is_integral and not fits:
             checked = data[valid]
             if len(checked) and (checked.min() < -(1 << (bits - 1)) or checked.max() >= 1 << (bits - 1)):
                 raise ValueError(f"values out of range for {t.root}")
