@@ -81,14 +81,11 @@ def encode_freq_norm(freq: int, has_locs: bool, bits: int) -> bytes:
 
 
 def put_location(out: bytearray, field_id: int, pos: int, start: int, end: int, array_positions: Sequence[int]) -> None:
-    """Append one location: uvarint fieldId, pos, start, end, numArrayPositions, arrayPosition × n."""
-    put_uvarint(out, field_id)
-    put_uvarint(out, pos)
-    put_uvarint(out, start)
-    put_uvarint(out, end)
-    put_uvarint(out, len(array_positions))
+    """Append one location: uvarint fieldId, pos, start, end, numArrayPositions, arrayPosition × n
+    (each through the small-value cache: a build writes hundreds of thousands of them)."""
+    out += small_uvarint(field_id) + small_uvarint(pos) + small_uvarint(start) + small_uvarint(end) + small_uvarint(len(array_positions))
     for ap in array_positions:
-        put_uvarint(out, ap)
+        out += small_uvarint(ap)
 
 
 def location_entry(body: bytes | bytearray) -> bytes:
