@@ -17,7 +17,8 @@ import pytest
 from zap_generated import NAMES, VOCABULARY, brute_force, corpus
 
 from indexbridge.zap.merge import DROPPED, merge_segments
-from indexbridge.zap.postings import is_one_hit
+from indexbridge.errors import IndexFormatError
+from indexbridge.zap.postings import PostingsList, is_one_hit
 from indexbridge.zap.segment import Segment, build_segment, field_order
 
 
@@ -97,3 +98,40 @@ def test_merge_reads_like_a_build_of_the_survivors(seed: int) -> None:
         for name, values in sorted(own["docvalues"].items()):
             doc_values.setdefault(name, []).extend((nums[d], terms) for d, terms in values if nums[d] != DROPPED)
     assert got["docvalues"] == {name: values for name, values in doc_values.items() if values}
+
+
+def _hits_or_error(decode) -> object:
+    try:
+        return list(decode())
+    except IndexFormatError as e:
+        return type(e)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_damaged_bytes(seed: int) -> None:
+    """Iterating a postings list decodes it in bulk (regex-split uvarints); on any byte damage it
+    must give exactly the checked, field-by-field decoder's hits or its error."""
+    rng = random.Random(seed)
+    docs = corpus(rng, 0, rng.randrange(1, 60))
+    data = bytearray(build_segment(docs, rng.choice([1, 2, 3, 7, 1024])))
+    terms = []
+    with Segment(bytes(data)) as segment:
+        postings_end = min(f.dict_offset for f in segment.fields if f.dict_offset) if any(f.dict_offset for f in segment.fields) else 0
+        postings_start = segment.footer.stored_index_offset + 8 * segment.num_docs
+        for info in segment.fields:
+            terms += [(info.id, value) for _, value in segment.dictionary(info.id).items() if not is_one_hit(value)]
+    if postings_end <= postings_start:
+        return
+    for _ in range(60):
+        damaged = bytearray(data)
+        for _ in range(rng.randrange(1, 4)):  # a new byte, or a length / continuation bit nudged
+            at = rng.randrange(postings_start, postings_end)
+            damaged[at] = rng.choice([rng.randrange(256), (damaged[at] + 1) % 256, (damaged[at] - 1) % 256, damaged[at] ^ 0x80])
+        segment = Segment(bytes(damaged), verify_crc=False)
+        for fid, value in terms:
+            try:
+                pl = segment.postings_at(value, segment.fields[fid].dict_offset)
+            except IndexFormatError:
+                continue
+            checked = _hits_or_error(lambda: (h.posting for h in PostingsList(pl.docs, None, pl._record)._decode()))
+            assert _hits_or_error(lambda: iter(pl)) == checked

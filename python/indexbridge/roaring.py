@@ -279,3 +279,26 @@ def _read_roaring32_checked(reader: ByteReader, cls: type[B]) -> tuple[B, int]:
         return cls.deserialize(reader.data[start : reader.pos]), reader.pos
     except (ValueError, IndexError) as e:
         raise reader.error(f"a valid roaring bitmap ({e})", start) from None
+
+
+_ONE_ARRAY_HEADER = struct.Struct("<IIHHI")  # cookie, n = 1, key, cardinality-1, offset = 16
+
+
+def read_one_array_at(data: memoryview, start: int, end: int) -> tuple[np.ndarray, int] | None:
+    """The values (uint32, ascending) and end offset of a portable bitmap at ``data[start:]`` that is
+    one array container without runs, the shape of a small postings list; None for any other
+    shape or an invalid one (:func:`read_roaring32_at` then reads it). Decoded here because it is
+    a header and a slice: pyroaring's deserialize and copy out cost more than they save on it."""
+    if end - start < 18:
+        return None
+    cookie, n, key, card_minus_1, offset = _ONE_ARRAY_HEADER.unpack_from(data, start)
+    stop = start + 18 + 2 * card_minus_1
+    if cookie != SERIAL_COOKIE_NO_RUNCONTAINER or n != 1 or offset != 16 or card_minus_1 >= ARRAY_MAX_CARDINALITY or stop > end:
+        return None
+    low = np.frombuffer(data, "<u2", card_minus_1 + 1, start + 16)
+    if card_minus_1 and not (low[1:] > low[:-1]).all():
+        return None
+    values = low.astype(np.uint32)
+    if key:
+        values |= np.uint32(key << 16)
+    return values, stop

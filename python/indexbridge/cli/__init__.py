@@ -94,6 +94,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--peers", action="store_true", help="table: also time pypaimon 2.1 and pypaimon-rust 0.4 (installed into .venv-peers)")
     p.add_argument("--queries", type=int, default=200, help="fileindex: equality queries per index")
     p.add_argument("--rounds", type=int, default=None, help="timing rounds, the best is reported (zap: 5, fileindex: 3)")
+    p.add_argument("--scale", nargs="?", const="10000,100000,1000000", default=None, metavar="DOCS,...",
+                   help="zap: instead, the Python build's time and peak RSS at these corpus sizes (10k, 100k, 1M)")
     return parser
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -203,7 +204,45 @@ def bench_zap(docs: int, rounds: int) -> None:
         _line(f"{name}: postings iteration (with locations)", r["iterate_s"], "go zap", go["iterate_s"], other)
 
 
+# One size of `bench zap --scale`, in a fresh interpreter so that its peak RSS is its own
+_ZAP_SCALE_CHILD = """
+import resource, sys, time
+from indexbridge.zap import build_segment
+from indexbridge.zap.corpus import generate
+corpus = generate(int(sys.argv[1]), seed=11)
+t0 = time.perf_counter()
+documents = corpus.documents()
+t1 = time.perf_counter()
+size = len(build_segment(documents))
+t2 = time.perf_counter()
+print(t1 - t0, t2 - t1, size, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def bench_zap_scale(sizes: list[int]) -> None:
+    """How the Python zap build's cost grows with the corpus: per size, analysis and build time
+    and the process's peak RSS (corpus, analysed documents and segment all held at once, as
+    zap's in-memory ``New`` holds them), with the growth per document against the size before."""
+    previous = None
+    for docs in sizes:
+        out = subprocess.run([sys.executable, "-c", _ZAP_SCALE_CHILD, str(docs)], check=True, capture_output=True, text=True)
+        analyze, build, size, rss_kb = (float(x) for x in out.stdout.split())
+        growth = ""
+        if previous is not None:
+            p_docs, p_time, p_rss = previous
+            growth = (f"   per doc vs {p_docs}: time x{(analyze + build) / docs / (p_time / p_docs):.2f}, "
+                      f"RSS x{rss_kb / docs / (p_rss / p_docs):.2f}")
+        print(f"python zap scale {docs:>9} docs   analysis {analyze:8.1f} s   build {build:8.1f} s   "
+              f"{docs / (analyze + build):6.0f} docs/s   segment {size / 1e6:7.1f} MB   peak RSS {rss_kb / 1024:7.0f} MB{growth}", flush=True)
+        previous = docs, analyze + build, rss_kb
+
+
 def run(args) -> int:
+    if args.suite == "zap" and args.scale:
+        sizes = [int(n) for n in args.scale.split(",")]
+        print(f"indexbridge bench zap --scale: the Python build at {', '.join(map(str, sizes))} documents")
+        bench_zap_scale(sizes)
+        return 0
     if args.suite == "zap":
         print(f"indexbridge bench zap: {args.docs} documents, best of {args.rounds} rounds")
         bench_zap(args.docs, args.rounds)

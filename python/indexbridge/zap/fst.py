@@ -214,6 +214,19 @@ class FstBuilder:
         return len(out) - 1
 
 
+class _ReadNode(dict):
+    """A decoded node: final flag, final output, transitions ``(input, output, target)`` ascending
+    by input, and itself a table ``{input: [output, target, target node or None]}`` for lookups,
+    whose entries link to the target node once a walk has decoded it: one dict probe per key byte
+    is most of a lookup."""
+
+    __slots__ = ("final", "final_output", "trans")
+
+    def __init__(self, final: bool, final_output: int, trans: list[tuple[int, int, int]]) -> None:
+        super().__init__((i, [o, t, None]) for i, o, t in trans)
+        self.final, self.final_output, self.trans = final, final_output, trans
+
+
 def build_fst(items: list[tuple[bytes, int]]) -> bytes:
     """The FST of ``(key, value)`` pairs given in ascending key order."""
     builder = FstBuilder()
@@ -247,20 +260,20 @@ class Fst:
         self.num_keys = reader.u64_le("vellum key count")
         self.root = reader.u64_le("vellum root address")
         self._nodes_end = size - FOOTER_SIZE
-        self._cache: dict[int, tuple[bool, int, list[tuple[int, int, int]]]] = {}
+        self._cache: dict[int, _ReadNode] = {}
         if self.root != EMPTY_ADDR and not HEADER_SIZE <= self.root < self._nodes_end:
             raise self._error(size - 8, f"a root address in [{HEADER_SIZE}, {self._nodes_end}), found {self.root}")
 
     def _error(self, pos: int, expected: str) -> IndexFormatError:
         return IndexFormatError(self.source, self.offset + pos, expected)
 
-    def _node(self, addr: int) -> tuple[bool, int, list[tuple[int, int, int]]]:
-        """(final, finalOutput, transitions ascending by input) of the node whose flag is at ``addr``."""
+    def _node(self, addr: int) -> _ReadNode:
+        """The node whose flag is at ``addr``, decoded once; at most ``NODE_CACHE_SIZE`` are kept."""
         node = self._cache.get(addr)
         if node is None:
             if len(self._cache) >= NODE_CACHE_SIZE:
-                self._cache.clear()
-            node = self._cache[addr] = self._decode_node(addr)
+                self._cache.clear()  # also drops the links between the nodes decoded so far
+            node = self._cache[addr] = _ReadNode(*self._decode_node(addr))
         return node
 
     def _decode_node(self, addr: int) -> tuple[bool, int, list[tuple[int, int, int]]]:
@@ -333,17 +346,16 @@ class Fst:
 
     def get(self, key: bytes) -> int | None:
         """The value of ``key``, or None if absent."""
-        addr, total = self.root, 0
+        node, total = self._node(self.root), 0
         for b in key:
-            for inp, output, target in self._node(addr)[2]:
-                if inp == b:
-                    total += output
-                    addr = target
-                    break
-            else:
+            step = node.get(b)
+            if step is None:
                 return None
-        final, final_output, _ = self._node(addr)
-        return total + final_output if final else None
+            total += step[0]
+            node = step[2]
+            if node is None:
+                node = step[2] = self._node(step[1])
+        return total + node.final_output if node.final else None
 
     def __contains__(self, key: bytes) -> bool:
         return self.get(key) is not None
@@ -362,7 +374,8 @@ class Fst:
             addr, total, key = stack.pop()
             if end is not None and key >= end:
                 continue
-            final, final_output, trans = self._node(addr)
+            node = self._node(addr)
+            final, final_output, trans = node.final, node.final_output, node.trans
             if not final and not trans and addr != self.root:  # the empty FST's root is the one exception
                 raise self._error(addr, "a final state or a transition (vellum node), found a dead end")
             if final:

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
@@ -25,9 +26,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from indexbridge.bytes import ByteReader, put_uvarint, small_uvarint
+from indexbridge.bytes import MAX_UVARINT_BYTES, ByteReader, put_uvarint, small_uvarint
 from indexbridge.errors import IndexFormatError
-from indexbridge.roaring import read_roaring32, serialize_go
+from indexbridge.roaring import read_one_array_at, read_roaring32, serialize_go
 
 ONE_HIT_FLAG = 1 << 63
 ENCODING_MASK = 3 << 62
@@ -80,14 +81,11 @@ def encode_freq_norm(freq: int, has_locs: bool, bits: int) -> bytes:
 
 
 def put_location(out: bytearray, field_id: int, pos: int, start: int, end: int, array_positions: Sequence[int]) -> None:
-    """Append one location: uvarint fieldId, pos, start, end, numArrayPositions, arrayPosition × n."""
-    put_uvarint(out, field_id)
-    put_uvarint(out, pos)
-    put_uvarint(out, start)
-    put_uvarint(out, end)
-    put_uvarint(out, len(array_positions))
+    """Append one location: uvarint fieldId, pos, start, end, numArrayPositions, arrayPosition × n
+    (each through the small-value cache: a build writes hundreds of thousands of them)."""
+    out += small_uvarint(field_id) + small_uvarint(pos) + small_uvarint(start) + small_uvarint(end) + small_uvarint(len(array_positions))
     for ap in array_positions:
-        put_uvarint(out, ap)
+        out += small_uvarint(ap)
 
 
 def location_entry(body: bytes | bytearray) -> bytes:
@@ -154,6 +152,46 @@ def write_postings(
     return record_offset
 
 
+# Bulk uvarint decoding for PostingsList's fast path: a regular expression splits bytes into
+# uvarints (at C speed), a table maps each uvarint's bytes to its value. Anything irregular
+# raises ValueError (or a lookup error) and the checked decoder reads the list instead.
+_UVARINT = re.compile(rb"[\x80-\xff]*[\x00-\x7f]", re.DOTALL)
+_UVARINT_TABLE_SIZE = 1 << 16
+_IRREGULAR = (ValueError, IndexError, AttributeError)
+
+
+class _UvarintValues(dict):
+    """uvarint bytes -> value, filled as met (up to ``_UVARINT_TABLE_SIZE`` kept)."""
+
+    def __missing__(self, raw: bytes) -> int:
+        if len(raw) > MAX_UVARINT_BYTES or (len(raw) == MAX_UVARINT_BYTES and raw[-1] > 1):
+            raise ValueError("a uvarint over 64 bits")
+        value = 0
+        for i, byte in enumerate(raw):
+            value |= (byte & 0x7F) << (7 * i)
+        if len(self) < _UVARINT_TABLE_SIZE:
+            self[raw] = value
+        return value
+
+
+_uvarint_value = _UvarintValues().__getitem__
+
+
+def _chunk_ends(data: memoryview, offset: int, file_end: int) -> tuple[int, list[int]]:
+    """(data start, chunk end offsets) of the chunked block at ``offset``, as _ChunkedReader checks them."""
+    head = _UVARINT.match(data, offset, file_end)
+    count = _uvarint_value(head.group())
+    at = head.end()
+    parts = _UVARINT.findall(data, at, min(file_end, at + MAX_UVARINT_BYTES * count))[:count]
+    if len(parts) != count:
+        raise ValueError("chunk end offsets")
+    ends = list(map(_uvarint_value, parts))
+    data_start = at + sum(map(len, parts))
+    if ends != sorted(ends) or (ends and data_start + ends[-1] > file_end):
+        raise ValueError("chunk end offsets")
+    return data_start, ends
+
+
 class _ChunkedReader:
     """A chunked block: hands out a reader over chunk c's bytes."""
 
@@ -213,13 +251,17 @@ class PostingsList:
         loc_offset = reader.uvarint("location block offset")
         roaring_len = reader.uvarint("roaring length")
         roaring_at = reader.pos
-        sub = reader.sub_reader(roaring_len, "postings roaring bitmap")
-        bitmap = read_roaring32(sub)
-        if sub.remaining:
-            raise sub.error(f"a roaring bitmap of {roaring_len} bytes, it ends {sub.remaining} bytes early")
-        if bitmap and bitmap.max() >= num_docs:  # also bounds the docs array (run containers are compact)
-            raise IndexFormatError(source, roaring_at, f"postings docNums below {num_docs}, found {bitmap.max()}")
-        docs = np.array(bitmap.to_array(), dtype=np.uint32)
+        one_array = read_one_array_at(data, roaring_at, min(file_end, roaring_at + roaring_len))
+        if one_array is not None and one_array[1] == roaring_at + roaring_len and one_array[0][-1] < num_docs:
+            docs = one_array[0]  # the common small list, read straight
+        else:
+            sub = reader.sub_reader(roaring_len, "postings roaring bitmap")
+            bitmap = read_roaring32(sub)
+            if sub.remaining:
+                raise sub.error(f"a roaring bitmap of {roaring_len} bytes, it ends {sub.remaining} bytes early")
+            if bitmap and bitmap.max() >= num_docs:  # also bounds the docs array (run containers are compact)
+                raise IndexFormatError(source, roaring_at, f"postings docNums below {num_docs}, found {bitmap.max()}")
+            docs = np.array(bitmap.to_array(), dtype=np.uint32)
         for what, at in (("freq/norm", freq_offset), ("location", loc_offset)):
             if at >= file_end:
                 raise IndexFormatError(source, offset, f"a {what} block offset within the file, found {at}")
@@ -242,9 +284,59 @@ class PostingsList:
         return self._hits
 
     def __iter__(self) -> Iterator[Posting]:
-        """The hits in docNum order, decoded as they are consumed."""
-        hits = self._hits if self._hits is not None else self._decode()
+        """The hits in docNum order."""
+        if self._hits is None:
+            try:
+                return iter(self._postings())
+            except _IRREGULAR:  # the checked decoder says what is wrong, as the hits are consumed
+                hits = self._decode()
+        else:
+            hits = self._hits
         return (h.posting for h in hits)
+
+    def _postings(self) -> list[Posting]:
+        """The hits decoded in bulk, chunk by chunk, reading exactly what :meth:`_decode` reads
+        (a chunk's entries from its start, bytes after them unread); raises one of
+        ``_IRREGULAR`` where :meth:`_decode` may not agree, an error included."""
+        data, _, freq_offset, loc_offset, file_end, cf, _, _ = self._record
+        freq_start, freq_ends = _chunk_ends(data, freq_offset, file_end)
+        loc_start, loc_ends = _chunk_ends(data, loc_offset, file_end)
+        docs = self.docs.tolist()
+        out = []
+        first = 0
+        while first < len(docs):
+            c = docs[first] // cf
+            last = first + 1
+            while last < len(docs) and docs[last] // cf == c:
+                last += 1
+            k = 2 * (last - first)
+            start = freq_start + (freq_ends[c - 1] if c else 0)
+            entries = _UVARINT.findall(data, start, min(freq_start + freq_ends[c], start + k * MAX_UVARINT_BYTES))
+            values = list(map(_uvarint_value, entries[:k]))
+            if len(values) != k or max(values[1::2]) > 0xFFFFFFFF:
+                raise ValueError("freq/norm entries")
+            at = loc_start + (loc_ends[c - 1] if c else 0)
+            chunk_end = loc_start + loc_ends[c]
+            for doc, code, bits in zip(docs[first:last], values[0::2], values[1::2]):
+                locations = None
+                if code & 1:  # uvarint numBytes, then locations: fieldId, pos, start, end, n, n array positions
+                    size = _UVARINT.match(data, at, chunk_end)
+                    at = size.end() + _uvarint_value(size.group())
+                    if at > chunk_end or (at > size.end() and data[at - 1] & 0x80):
+                        raise ValueError("a location byte length")
+                    locs = list(map(_uvarint_value, _UVARINT.findall(data, size.end(), at)))
+                    i = 0
+                    found = []
+                    while i < len(locs):
+                        n = locs[i + 4]
+                        found.append(Location(locs[i], locs[i + 1], locs[i + 2], locs[i + 3], tuple(locs[i + 5 : i + 5 + n])))
+                        i += 5 + n
+                    if i != len(locs):
+                        raise ValueError("a location byte length")
+                    locations = tuple(found)
+                out.append(Posting(doc, code >> 1, bits, locations))
+            first = last
+        return out
 
     def _decode(self) -> Iterator[RawHit]:
         data, source, freq_offset, loc_offset, file_end, cf, _, _ = self._record
