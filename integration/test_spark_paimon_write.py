@@ -73,6 +73,16 @@ def test_delete_rows_with_deletion_vectors(spark, tmp_path):
     out = tmp_path / "write.json"
     _reference("write", path, "3", "4", str(out))
     assert json.loads(out.read_text())["row_count"] == after["row_count"] + 4
+    # a damaged deletion-vector index file (cut after its version byte), read by the next delete's
+    # tasks: IndexFormatError naming the file and offset, not a Py4J error wrapping a SparkException
+    assert delete_paimon_rows(spark, path, "id % 7 = 0")["deleted_rows"] > 0
+    index_files = sorted((Path(path) / "index").glob("index-*"))
+    assert index_files
+    for index_file in index_files:
+        index_file.write_bytes(index_file.read_bytes()[:1])
+    with pytest.raises(IndexFormatError, match=r"index-[^:]*: offset \d+: ") as damaged:
+        delete_paimon_rows(spark, path, "id % 3 = 0")
+    assert Path(damaged.value.source).name in {f.name for f in index_files}
     with pytest.raises(IndexFormatError, match="deletion-vectors.enabled"):
         delete_paimon_rows(spark, _create(tmp_path, "app_plain", "append", 12, "deletion-vectors.enabled=-"), "id = 1")
 
