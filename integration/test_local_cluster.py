@@ -1,38 +1,20 @@
-"""indexbridge on `local-cluster`: separate executor JVMs and Python workers, so the jar has to
-ship through `spark.jars` and the workers have to find pyarrow/pyroaring."""
+"""indexbridge on ``local-cluster`` (separate executor JVMs and Python workers):
+``local_cluster_cases.py``, run in a process of its own since it needs its own SparkContext (the
+other integration tests share a ``local[2]`` one). One local-cluster session holds every case:
+the jar ships through ``spark.jars`` and the workers find pyarrow/pyroaring; damaged inputs on
+every read path; failing and duplicated tasks on every write path; bad zap merge deletes."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-import textwrap
+from pathlib import Path
 
-SCRIPT = textwrap.dedent(
-    """
-    from pyspark.sql import SparkSession, functions as F
-    from indexbridge.paimon.dv import DeletionVector
-    from indexbridge.spark import configure, functions as ibf
-
-    builder = SparkSession.builder.master("local-cluster[2,1,1024]").appName("indexbridge-local-cluster")
-    spark = configure(builder).config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4").getOrCreate()
-    rows = spark.range(40000).select((F.col("id") % 5).cast("string").alias("file"), (F.col("id") * 3).alias("pos"), "id")
-    deletes = rows.filter(F.col("id") % 11 == 0)
-    dvs = ibf.build_deletion_vectors(deletes).cache()
-    frames = {r["file"]: bytes(r["dv"]) for r in dvs.collect()}
-    for file, frame in frames.items():
-        expected = sorted(i * 3 for i in range(40000) if i % 5 == int(file) and i % 11 == 0)
-        assert frame == DeletionVector.from_positions(expected).serialize(), file
-    kept = ibf.apply_deletion_vectors(rows, dvs)
-    assert kept.count() == 40000 - deletes.count()
-    executors = spark.sparkContext._jsc.sc().getExecutorIds().size()  # after the jobs: all registered
-    hashes = rows.select(ibf.key_hash("id").alias("h")).agg(F.countDistinct("h")).first()[0]
-    print(f"executors={executors} kept={kept.count()} hashes={hashes}")
-    spark.stop()
-    """
-)
+CASES = Path(__file__).with_name("local_cluster_cases.py")
 
 
-def test_local_cluster_runs_jvm_functions_and_arrow_kernels():
-    result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-4000:]
-    assert "executors=2 kept=" in result.stdout, result.stdout
+def test_jobs_and_faults_on_local_cluster():
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf", str(CASES)],
+                          cwd=CASES.parent.parent, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-8000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout and " skipped" not in done.stdout, done.stdout[-2000:]

@@ -1,7 +1,9 @@
-"""Faults inside Spark jobs on ``local-cluster`` (separate executor JVMs and Python workers), run by
-``test_spark_faults.py`` in a process of its own (one SparkContext per process; the other
-integration tests share a ``local[2]`` one). Run alone: ``python -m pytest integration/spark_faults_cases.py``.
+"""Jobs on ``local-cluster`` (separate executor JVMs and Python workers), run by
+``test_local_cluster.py`` in a process of its own (one SparkContext per process; the other
+integration tests share a ``local[2]`` one). Run alone: ``python -m pytest integration/local_cluster_cases.py``.
 
+* The JVM functions and the Arrow kernels run on both executors: the jar ships through
+  ``spark.jars`` and the Python workers find pyarrow/pyroaring.
 * Damaged inputs read through every Spark read path (deletion files, file-index containers, zap
   segments, bleve directories, Paimon tables; JVM and Python engines) fail the job with the
   library's error naming the file and offset, as the driver sees it.
@@ -31,6 +33,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from indexbridge.errors import IndexFormatError
+from indexbridge.paimon.bucket import key_hash
+from indexbridge.paimon.dv import DeletionVector
 from indexbridge.spark import functions as ibf
 from indexbridge.spark.faults import PROPERTY
 from indexbridge.zap import Segment
@@ -47,6 +51,22 @@ def spark():
     session.sparkContext.setLogLevel("OFF")  # the failures are the point: no task error logs
     yield session
     session.stop()
+
+
+def test_jvm_functions_and_arrow_kernels_run_on_every_executor(spark):
+    rows = spark.range(40000).select((F.col("id") % 5).cast("string").alias("file"), (F.col("id") * 3).alias("pos"), "id")
+    deletes = rows.filter(F.col("id") % 11 == 0)
+    dvs = ibf.build_deletion_vectors(deletes).cache()  # Arrow kernels on the Python workers
+    frames = {r["file"]: bytes(r["dv"]) for r in dvs.collect()}
+    for file, frame in frames.items():
+        expected = sorted(i * 3 for i in range(40000) if i % 5 == int(file) and i % 11 == 0)
+        assert frame == DeletionVector.from_positions(expected).serialize(), file
+    kept = ibf.apply_deletion_vectors(rows, dvs)
+    assert kept.count() == 40000 - len([i for i in range(40000) if i % 11 == 0])
+    hashes = rows.filter(F.col("id") % 997 == 0).select("id", ibf.key_hash("id").alias("h")).collect()  # a JVM function
+    assert len(hashes) == 41 and all(r["h"] == key_hash([r["id"]], ["BIGINT"]) for r in hashes)
+    dvs.unpersist()
+    assert spark.sparkContext._jsc.sc().getExecutorIds().size() == 2  # after the jobs: both registered
 
 
 # -- helpers ---------------------------------------------------------------------------------------
