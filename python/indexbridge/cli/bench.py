@@ -102,7 +102,7 @@ def bench_python(files: int, per_file: int) -> None:
 def bench_jvm(files: int, per_file: int) -> None:
     from indexbridge.jvm import jvm
 
-    report = json.loads(jvm().io.indexbridge.bench.DvBench.run(files, per_file, 5))
+    report = json.loads(jvm().io.indexbridge.bench.DvBench.run(files, per_file, 10))
     for row in report:
         _line(f"scala: {row['label']}", row["ours_s"], row["baseline_label"], row["baseline_s"], row["goal"])
 

@@ -53,13 +53,16 @@ final class DeletionVector private (
 
   /** Bulk [[delete]]: each run of positions sharing a 32-bit key goes to its bitmap in one
     * `addN`, which is as fast as building a RoaringBitmap from an int array. */
-  def deleteAll(positions: Array[Long]): Unit = {
-    val lows = new Array[Int](positions.length)
+  def deleteAll(positions: Array[Long]): Unit = deleteAll(positions, positions.length)
+
+  /** [[deleteAll]] of `positions(0 until count)`. */
+  def deleteAll(positions: Array[Long], count: Int): Unit = {
+    val lows = new Array[Int](count)
     var i = 0
-    while (i < positions.length) {
+    while (i < count) {
       val key = positions(i) >>> 32
       var n = 0
-      while (i < positions.length && (positions(i) >>> 32) == key) {
+      while (i < count && (positions(i) >>> 32) == key) {
         checkPosition(positions(i))
         lows(n) = positions(i).toInt
         n += 1
@@ -201,7 +204,8 @@ final class DeletionVector private (
 
   private def nonEmptyIndices: IndexedSeq[Int] = keys.indices.filter(i => !bitmaps(i).isEmpty)
 
-  private def checkPosition(position: Long): Unit = {
+  /** IllegalArgumentException unless [[delete]] accepts `position`. */
+  def checkPosition(position: Long): Unit = {
     val max = if (bitmap64) MaxPosition64 else MaxPosition32
     if (position < 0 || position > max)
       throw new IllegalArgumentException(
