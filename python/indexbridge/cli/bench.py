@@ -139,6 +139,17 @@ def bench_spark(positions: int, files: int) -> None:
     _line("spark: ib_dv_agg", ours, "groupBy(file).count()", count, "<= 1.5")
     _line("spark: ib_dv_agg", ours, "bitmap_construct_agg", builtin, "<= 0.33")
     rows.unpersist()
+    bench_spark_scale(spark, positions, files)
+
+
+def bench_spark_scale(spark, positions: int, files: int) -> None:
+    """The scale line: `ib_dv_agg` straight from `spark.range` (nothing cached) in rows/s, with
+    the executor's memory (`io.indexbridge.bench.DvAggScale`: peak heap after GC during the job
+    above the heap before it, and Spark's largest per-task `peakExecutionMemory`)."""
+    r = json.loads(spark._jvm.io.indexbridge.bench.DvAggScale.run(spark._jsparkSession, positions, files))
+    print(f"spark scale: ib_dv_agg {positions} positions / {files} files: {r['seconds']:.1f} s, {r['rows_per_s'] / 1e6:.2f} M rows/s, "
+          f"peak heap after GC +{r['peak_live_heap'] / 2**20:.0f} MiB ({r['gcs']} GCs), "
+          f"peak task execution memory {r['peak_execution_memory'] / 2**20:.0f} MiB")
 
 
 def _zap_python(corpus, rounds: int) -> dict[str, float]:
