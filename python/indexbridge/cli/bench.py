@@ -4,7 +4,8 @@
 `dv`, deletion vectors:
 
 * Spark: `ib_dv_agg` (JVM aggregate) against `groupBy(file).count()` and against Spark's
-  `bitmap_construct_agg` over the same positions.
+  `bitmap_construct_agg` over the same positions; then the scale line, `ib_dv_agg` straight
+  from `spark.range` in rows/s with the executor's peak heap (`--full`: 200M positions / 10k files).
 * Scala codec against raw RoaringBitmap and against Paimon's own `BitmapDeletionVector`
   (inside the JVM, through `io.indexbridge.bench.DvBench`).
 * Python codec against raw pyroaring.
