@@ -15,11 +15,14 @@ from indexbridge.spark import functions as ibf
 
 
 def _deletes(seed: int, files: int = 6, per_file: int = 3000, high: bool = False):
+    """Positions in random order; with `high`, odd files above 2^33, and file 5's positions
+    spread at random over three 32-bit keys (ib_dv_agg adds positions in batches, each batch
+    split by key)."""
     rng = random.Random(seed)
     rows = []
     for f in range(files):
-        base = (1 << 33) if high and f % 2 else 0
         for pos in rng.sample(range(100_000), per_file):
+            base = (rng.choice((0, 1 << 32, 5 << 32)) if f == 5 else 1 << 33 if f % 2 else 0) if high else 0
             rows.append((f % 3, f"data-{seed}-{f}.parquet", base + pos))
     return rows
 

@@ -4,7 +4,8 @@
 `dv`, deletion vectors:
 
 * Spark: `ib_dv_agg` (JVM aggregate) against `groupBy(file).count()` and against Spark's
-  `bitmap_construct_agg` over the same positions.
+  `bitmap_construct_agg` over the same positions; then the scale line, `ib_dv_agg` straight
+  from `spark.range` in rows/s with the executor's peak heap (`--full`: 200M positions / 10k files).
 * Scala codec against raw RoaringBitmap and against Paimon's own `BitmapDeletionVector`
   (inside the JVM, through `io.indexbridge.bench.DvBench`).
 * Python codec against raw pyroaring.
@@ -106,7 +107,7 @@ def bench_python(files: int, per_file: int) -> None:
 def bench_jvm(files: int, per_file: int) -> None:
     from indexbridge.jvm import jvm
 
-    report = json.loads(jvm().io.indexbridge.bench.DvBench.run(files, per_file, 5))
+    report = json.loads(jvm().io.indexbridge.bench.DvBench.run(files, per_file, 10))
     for row in report:
         _line(f"scala: {row['label']}", row["ours_s"], row["baseline_label"], row["baseline_s"], row["goal"])
 
@@ -143,6 +144,17 @@ def bench_spark(positions: int, files: int) -> None:
     _line("spark: ib_dv_agg", ours, "groupBy(file).count()", count, "<= 1.5")
     _line("spark: ib_dv_agg", ours, "bitmap_construct_agg", builtin, "<= 0.33")
     rows.unpersist()
+    bench_spark_scale(spark, positions, files)
+
+
+def bench_spark_scale(spark, positions: int, files: int) -> None:
+    """The scale line: `ib_dv_agg` straight from `spark.range` (nothing cached) in rows/s, with
+    the executor's memory (`io.indexbridge.bench.DvAggScale`: peak heap after GC during the job
+    above the heap before it, and Spark's largest per-task `peakExecutionMemory`)."""
+    r = json.loads(spark._jvm.io.indexbridge.bench.DvAggScale.run(spark._jsparkSession, positions, files))
+    print(f"spark scale: ib_dv_agg {positions} positions / {files} files: {r['seconds']:.1f} s, {r['rows_per_s'] / 1e6:.2f} M rows/s, "
+          f"peak heap after GC +{r['peak_live_heap'] / 2**20:.0f} MiB ({r['gcs']} GCs), "
+          f"peak task execution memory {r['peak_execution_memory'] / 2**20:.0f} MiB")
 
 
 def _zap_python(corpus, rounds: int) -> dict[str, float]:

@@ -14,10 +14,15 @@ import java.nio.{ByteBuffer, ByteOrder}
 object DvBench {
   private final case class Row(label: String, ours: Double, baselineLabel: String, baseline: Double, goal: String)
 
-  private def best(rounds: Int)(body: => Unit): Double =
+  /** Best of `rounds` timed runs after one untimed run, so that neither side of a ratio pays
+    * for the JIT compiling it (the first-measured side used to: ratios moved by 2x between
+    * repeated runs in one JVM). */
+  private def best(rounds: Int)(body: => Unit): Double = {
+    body
     (1 to rounds).map { _ =>
       val t0 = System.nanoTime(); body; (System.nanoTime() - t0) / 1e9
     }.min
+  }
 
   /** Sorted distinct positions per data file: half dense runs, half scattered (as the Python half). */
   private def fileSets(files: Int, perFile: Int): Array[Array[Int]] = {

@@ -5,7 +5,7 @@ import java.util.zip.CRC32
 
 import io.indexbridge.bytes.ByteReader
 import io.indexbridge.roaring.Roaring32
-import org.roaringbitmap.RoaringBitmap
+import org.roaringbitmap.{ImmutableBitmapDataProvider, RoaringBitmap}
 
 /** A Paimon deletion vector: the deleted row positions of one data file (spec/paimon.md §2.1–2.3).
   *
@@ -30,11 +30,15 @@ import org.roaringbitmap.RoaringBitmap
   * `OptimizedRoaringBitmap64` does (absent keys as empty bitmaps), the reader accepts sparse lists
   * without allocating the gaps. Bitmaps are run-optimised before every serialization, as Paimon
   * does, so the bytes follow the same history as Paimon's.
+  *
+  * A deserialized DV holds immutable RoaringBitmap views over the bytes it was read from (no copy
+  * of the containers: decoding costs O(containers)); a bitmap becomes a mutable RoaringBitmap
+  * (a copy) when it is first changed, run-optimised or merged.
   */
 final class DeletionVector private (
     val bitmap64: Boolean,
     private var keys: Array[Int],
-    private var bitmaps: Array[RoaringBitmap],
+    private var bitmaps: Array[ImmutableBitmapDataProvider],
     private var keyCount: Int
 ) {
   import DeletionVector._
@@ -53,13 +57,16 @@ final class DeletionVector private (
 
   /** Bulk [[delete]]: each run of positions sharing a 32-bit key goes to its bitmap in one
     * `addN`, which is as fast as building a RoaringBitmap from an int array. */
-  def deleteAll(positions: Array[Long]): Unit = {
-    val lows = new Array[Int](positions.length)
+  def deleteAll(positions: Array[Long]): Unit = deleteAll(positions, positions.length)
+
+  /** [[deleteAll]] of `positions(0 until count)`. */
+  def deleteAll(positions: Array[Long], count: Int): Unit = {
+    val lows = new Array[Int](count)
     var i = 0
-    while (i < positions.length) {
+    while (i < count) {
       val key = positions(i) >>> 32
       var n = 0
-      while (i < positions.length && (positions(i) >>> 32) == key) {
+      while (i < count && (positions(i) >>> 32) == key) {
         checkPosition(positions(i))
         lows(n) = positions(i).toInt
         n += 1
@@ -86,7 +93,7 @@ final class DeletionVector private (
       s"cannot merge a ${width(other.bitmap64)} deletion vector into a ${width(bitmap64)} one"
     )
     val (otherKeys, otherBitmaps) = (other.keys, other.bitmaps)
-    for (i <- otherKeys.indices) bitmapAt(otherKeys(i)).or(otherBitmaps(i))
+    for (i <- otherKeys.indices) bitmapAt(otherKeys(i)).or(mutable(otherBitmaps(i)))
     keyCount = math.max(keyCount, other.keyCount)
     optimized = false
   }
@@ -121,7 +128,7 @@ final class DeletionVector private (
   /** Length of the frame [[serialize]] returns. Run-optimises first, as serialization does. */
   def serializedSize: Int = {
     if (!optimized) {
-      bitmaps.foreach(_.runOptimize())
+      for (i <- bitmaps.indices) mutableAt(i).runOptimize()
       optimized = true
     }
     val roaring =
@@ -145,7 +152,7 @@ final class DeletionVector private (
     be.putInt(offset, dataLength)
     if (!bitmap64) {
       be.putInt(offset + 4, Magic32)
-      Roaring32.writeTo(bitmaps(0), out, offset + 8)
+      Roaring32.writeTo(mutableAt(0), out, offset + 8)
     } else {
       val le = ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN)
       le.putInt(offset + 4, Magic64)
@@ -154,7 +161,7 @@ final class DeletionVector private (
       var i = 0
       for (key <- 0 until keyCount) {
         le.putInt(p, key)
-        val bm = if (i < keys.length && keys(i) == key) { i += 1; bitmaps(i - 1) } else Empty
+        val bm = if (i < keys.length && keys(i) == key) { i += 1; mutableAt(i - 1) } else Empty
         p += 4 + Roaring32.writeTo(bm, out, p + 4)
       }
     }
@@ -169,7 +176,7 @@ final class DeletionVector private (
     case that: DeletionVector =>
       val (mine, theirs) = (nonEmptyIndices, that.nonEmptyIndices)
       that.bitmap64 == bitmap64 && mine.length == theirs.length && mine.zip(theirs).forall { case (i, j) =>
-        val (a, b) = (bitmaps(i), that.bitmaps(j))
+        val (a, b) = (mutable(bitmaps(i)), mutable(that.bitmaps(j)))
         keys(i) == that.keys(j) && a.getCardinality == b.getCardinality &&
         RoaringBitmap.andCardinality(a, b) == a.getCardinality
       }
@@ -201,7 +208,8 @@ final class DeletionVector private (
 
   private def nonEmptyIndices: IndexedSeq[Int] = keys.indices.filter(i => !bitmaps(i).isEmpty)
 
-  private def checkPosition(position: Long): Unit = {
+  /** IllegalArgumentException unless [[delete]] accepts `position`. */
+  def checkPosition(position: Long): Unit = {
     val max = if (bitmap64) MaxPosition64 else MaxPosition32
     if (position < 0 || position > max)
       throw new IllegalArgumentException(
@@ -213,10 +221,19 @@ final class DeletionVector private (
   private def indexOf(key: Int): Int =
     if (keys.length == 1 && keys(0) == key) 0 else java.util.Arrays.binarySearch(keys, key)
 
-  /** The bitmap of `key`, created (and the dense key count grown) if absent. */
+  /** Bitmap `i`, turned into a mutable RoaringBitmap (a copy) if it is a view. */
+  private def mutableAt(i: Int): RoaringBitmap = bitmaps(i) match {
+    case bm: RoaringBitmap => bm
+    case view =>
+      val bm = mutable(view)
+      bitmaps(i) = bm
+      bm
+  }
+
+  /** The bitmap of `key`, mutable, created (and the dense key count grown) if absent. */
   private def bitmapAt(key: Int): RoaringBitmap = {
     val i = indexOf(key)
-    if (i >= 0) bitmaps(i)
+    if (i >= 0) mutableAt(i)
     else {
       val at = -i - 1
       val bm = new RoaringBitmap
@@ -239,9 +256,15 @@ object DeletionVector {
 
   private def width(bitmap64: Boolean) = if (bitmap64) "64-bit" else "32-bit"
 
+  /** `bm` itself if it is a RoaringBitmap, else a RoaringBitmap copy of the view. */
+  private def mutable(bm: ImmutableBitmapDataProvider): RoaringBitmap = bm match {
+    case r: RoaringBitmap => r
+    case view: org.roaringbitmap.buffer.ImmutableRoaringBitmap => view.toRoaringBitmap
+  }
+
   def empty(bitmap64: Boolean): DeletionVector =
     if (bitmap64) new DeletionVector(true, Array.empty, Array.empty, 0)
-    else new DeletionVector(false, Array(0), Array(new RoaringBitmap), 1)
+    else new DeletionVector(false, Array(0), Array[ImmutableBitmapDataProvider](new RoaringBitmap), 1)
 
   def fromPositions(positions: Array[Long], bitmap64: Boolean): DeletionVector = {
     val dv = empty(bitmap64)
@@ -258,7 +281,7 @@ object DeletionVector {
   /** A 32-bit DV over `bm`, which it takes ownership of (no copy). */
   def fromBitmap(bm: RoaringBitmap): DeletionVector = {
     require(bm.isEmpty || bm.last() >= 0, s"position ${bm.last() & 0xffffffffL} is outside 0..$MaxPosition32, the range of a 32-bit deletion vector")
-    new DeletionVector(false, Array(0), Array(bm), 1)
+    new DeletionVector(false, Array(0), Array[ImmutableBitmapDataProvider](bm), 1)
   }
 
   /** Reads the frame at `bytes(offset)` (§2.3): the magic decides the width; `expectedLength`
@@ -312,10 +335,10 @@ object DeletionVector {
 
   private def read32(data: ByteReader, checkContents: Boolean): DeletionVector = {
     val at = data.pos.toLong
-    val bm = Roaring32.read(data, checkContents)
+    val bm = Roaring32.view(data, checkContents)
     if (!bm.isEmpty && bm.last() < 0)
       data.fail(s"32-bit deletion vector positions <= $MaxPosition32, found ${bm.last() & 0xffffffffL}", at)
-    new DeletionVector(false, Array(0), Array(bm), 1)
+    new DeletionVector(false, Array(0), Array[ImmutableBitmapDataProvider](bm), 1)
   }
 
   private def read64(data: ByteReader, checkContents: Boolean): DeletionVector = {
@@ -325,14 +348,14 @@ object DeletionVector {
     // each bitmap takes at least a 4-byte key and an 8-byte empty roaring bitmap
     data.require(12L * count, s"$count bitmaps")
     val keys = new Array[Int](count.toInt)
-    val bitmaps = new Array[RoaringBitmap](count.toInt)
+    val bitmaps = new Array[ImmutableBitmapDataProvider](count.toInt)
     var lastKey = -1
     for (i <- 0 until count.toInt) {
       val keyAt = data.pos.toLong
       val key = data.i32LE("bitmap key")
       if (key < 0 || key > Int.MaxValue - 1 || key <= lastKey)
         data.fail(s"bitmap keys ascending in 0..${Int.MaxValue - 1}, found ${key & 0xffffffffL} after $lastKey", keyAt)
-      val bm = Roaring32.read(data, checkContents)
+      val bm = Roaring32.view(data, checkContents)
       if (key == Int.MaxValue - 1 && !bm.isEmpty && Integer.compareUnsigned(bm.last(), MaxPosition64.toInt) > 0)
         data.fail(s"64-bit deletion vector positions <= $MaxPosition64", keyAt)
       keys(i) = key

@@ -5,6 +5,7 @@ import java.nio.{ByteBuffer, ByteOrder}
 
 import io.indexbridge.bytes.ByteReader
 import org.roaringbitmap.RoaringBitmap
+import org.roaringbitmap.buffer.ImmutableRoaringBitmap
 
 /** The portable serialization of a 32-bit RoaringBitmap (RoaringFormatSpec; spec/paimon.md §1.1).
   * Every field is little-endian.
@@ -61,18 +62,30 @@ object Roaring32 {
     * back is consistent. Callers whose bytes a checksum already vouches for can skip these
     * O(values) passes, which cost as much as the deserialization itself.
     */
-  def read(reader: ByteReader, checkContents: Boolean = true): RoaringBitmap = {
+  def read(reader: ByteReader, checkContents: Boolean = true): RoaringBitmap =
+    decode(reader, checkContents) { bytes =>
+      val bm = new RoaringBitmap
+      bm.deserialize(bytes)
+      bm
+    }
+
+  /** [[read]] without copying: an immutable view over the reader's bytes (which it keeps alive),
+    * after the same checks. Decoding is then O(containers), not O(bytes). */
+  def view(reader: ByteReader, checkContents: Boolean = true): ImmutableRoaringBitmap =
+    decode(reader, checkContents)(new ImmutableRoaringBitmap(_))
+
+  /** Validates the serialization at the reader's position, moves past it and hands its bytes
+    * (a little-endian slice) to `decode`; what `decode` still rejects becomes an IndexFormatException. */
+  private def decode[B](reader: ByteReader, checkContents: Boolean)(decode: ByteBuffer => B): B = {
     val start = reader.pos
     val layout = readHeaders(reader)
     val end = walkContainers(reader, layout, checkContents)
     reader.skip(end - reader.pos)
-    val bm = new RoaringBitmap
-    try bm.deserialize(ByteBuffer.wrap(reader.bytes, start, end - start).slice().order(ByteOrder.LITTLE_ENDIAN))
+    try decode(ByteBuffer.wrap(reader.bytes, start, end - start).slice().order(ByteOrder.LITTLE_ENDIAN))
     catch {
       case e @ (_: IOException | _: RuntimeException) =>
         reader.fail(s"a roaring bitmap RoaringBitmap can read (${e.getClass.getSimpleName}: ${e.getMessage})", start.toLong)
     }
-    bm
   }
 
   /** Where the parts of one serialization start (indexes into the reader's bytes); `runFlagsAt`

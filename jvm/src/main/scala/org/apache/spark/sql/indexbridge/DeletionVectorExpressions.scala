@@ -12,14 +12,14 @@ import org.apache.spark.sql.types._
 
 /** `ib_dv_agg(position [, bitmap64])`: the serialized Paimon deletion vector (the whole frame, as
   * `DeletionVector.serializeToBytes` writes it) of the non-null positions of each group. The
-  * aggregation buffer is the mutable [[DeletionVector]] itself; partial buffers travel as DV
-  * frames. */
+  * aggregation buffer is a [[DvAggBuffer]] (the mutable [[DeletionVector]] and the positions not
+  * yet added to it); partial buffers travel as DV frames. */
 case class DvAgg(
     child: Expression,
     bitmap64: Boolean,
     mutableAggBufferOffset: Int = 0,
     inputAggBufferOffset: Int = 0)
-    extends TypedImperativeAggregate[DeletionVector]
+    extends TypedImperativeAggregate[DvAggBuffer]
     with ImplicitCastInputTypes
     with UnaryLike[Expression] {
 
@@ -28,27 +28,70 @@ case class DvAgg(
   override def nullable: Boolean = false
   override def prettyName: String = "ib_dv_agg"
 
-  override def createAggregationBuffer(): DeletionVector = DeletionVector.empty(bitmap64)
+  override def createAggregationBuffer(): DvAggBuffer = new DvAggBuffer(DeletionVector.empty(bitmap64))
 
-  override def update(buffer: DeletionVector, input: InternalRow): DeletionVector = {
+  override def update(buffer: DvAggBuffer, input: InternalRow): DvAggBuffer = {
     val position = child.eval(input)
     if (position != null) buffer.delete(position.asInstanceOf[Long])
     buffer
   }
 
-  override def merge(buffer: DeletionVector, input: DeletionVector): DeletionVector = {
+  override def merge(buffer: DvAggBuffer, input: DvAggBuffer): DvAggBuffer = {
     buffer.merge(input)
     buffer
   }
 
-  override def eval(buffer: DeletionVector): Any = buffer.serialize()
-  override def serialize(buffer: DeletionVector): Array[Byte] = buffer.serialize()
-  override def deserialize(bytes: Array[Byte]): DeletionVector =
-    DeletionVector.deserialize(bytes, source = "<ib_dv_agg buffer>", verifyCrc = false)
+  override def eval(buffer: DvAggBuffer): Any = buffer.serialize()
+  override def serialize(buffer: DvAggBuffer): Array[Byte] = buffer.serialize()
+  override def deserialize(bytes: Array[Byte]): DvAggBuffer =
+    new DvAggBuffer(DeletionVector.deserialize(bytes, source = "<ib_dv_agg buffer>", verifyCrc = false))
 
   override def withNewMutableAggBufferOffset(offset: Int): DvAgg = copy(mutableAggBufferOffset = offset)
   override def withNewInputAggBufferOffset(offset: Int): DvAgg = copy(inputAggBufferOffset = offset)
   override protected def withNewChildInternal(newChild: Expression): DvAgg = copy(child = newChild)
+}
+
+/** One group's [[DvAgg]] state: the DV and up to [[DvAggBuffer.MaxPending]] positions not yet
+  * added to it. A task's groups interleave row by row, so adding each position straight to its
+  * RoaringBitmap chased ~8 dependent pointers into a different group's containers every row (a
+  * cache miss each: 36% of the aggregate's samples in JFR over 1000 files); appending to a
+  * small array and adding a batch with `addN` touches one group's containers once per batch.
+  * The array starts at 8 and doubles up to MaxPending, so a group costs at most 1 KiB more than
+  * its DV. */
+final class DvAggBuffer(dv: DeletionVector) {
+  import DvAggBuffer._
+
+  private var pending = new Array[Long](InitialPending)
+  private var count = 0
+
+  def delete(position: Long): Unit = {
+    dv.checkPosition(position) // fail on the row that carries it, not at the next flush
+    if (count == pending.length) {
+      if (count < MaxPending) pending = java.util.Arrays.copyOf(pending, count * 2)
+      else flush()
+    }
+    pending(count) = position
+    count += 1
+  }
+
+  def merge(other: DvAggBuffer): Unit = dv.merge(other.flushed)
+
+  def serialize(): Array[Byte] = flushed.serialize()
+
+  private def flushed: DeletionVector = {
+    flush()
+    dv
+  }
+
+  private def flush(): Unit = if (count > 0) {
+    dv.deleteAll(pending, count)
+    count = 0
+  }
+}
+
+object DvAggBuffer {
+  private val InitialPending = 8
+  private val MaxPending = 128
 }
 
 /** Decodes a binary column once per distinct value in a row stream: consecutive rows usually

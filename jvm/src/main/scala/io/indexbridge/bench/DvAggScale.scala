@@ -1,0 +1,83 @@
+package io.indexbridge.bench
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import com.sun.management.GarbageCollectionNotificationInfo
+import io.indexbridge.spark.functions.dvAgg
+import org.apache.spark.scheduler.{SparkListener, SparkListenerJobEnd, SparkListenerJobStart, SparkListenerTaskEnd}
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.functions.col
+
+import java.lang.management.{ManagementFactory, MemoryType}
+import java.util.concurrent.atomic.{AtomicInteger, AtomicLong}
+import javax.management.openmbean.CompositeData
+import javax.management.{Notification, NotificationEmitter, NotificationListener}
+import scala.jdk.CollectionConverters._
+
+/** The scale line of `indexbridge bench dv`: `ib_dv_agg` over `positions` rows spread over
+  * `files` files (`file = id % files`, `pos = id / files`, straight from `spark.range`, nothing
+  * cached), written to the noop sink. Reports seconds, rows/s and two memory figures of the
+  * (local-mode) executor JVM:
+  *
+  *  - Spark's `peakExecutionMemory`, the largest over the job's tasks (memory Spark manages:
+  *    sorters, shuffle buffers; the object hash aggregate's buffers are not counted there);
+  *  - the heap live after a garbage collection, the largest seen while the job ran, minus the
+  *    same figure just before (every GC's `memoryUsageAfterGc` summed over pools: a collection
+  *    leaves the live objects, so this bounds what the job's tasks held at once).
+  */
+object DvAggScale {
+  def run(spark: SparkSession, positions: Long, files: Int): String = {
+    val rows = spark.range(positions).select((col("id") % files).as("file"), (col("id") / files).cast("long").as("pos"))
+    val peakTask = new AtomicLong
+    val (started, ended) = (new AtomicInteger, new AtomicInteger)
+    val listener = new SparkListener {
+      override def onJobStart(start: SparkListenerJobStart): Unit = started.incrementAndGet()
+      override def onJobEnd(end: SparkListenerJobEnd): Unit = ended.incrementAndGet()
+      override def onTaskEnd(end: SparkListenerTaskEnd): Unit =
+        if (end.taskMetrics != null) peakTask.accumulateAndGet(end.taskMetrics.peakExecutionMemory, math.max)
+    }
+    System.gc()
+    val before = liveHeap()
+    val heap = new LiveHeapPeak
+    spark.sparkContext.addSparkListener(listener)
+    val t0 = System.nanoTime()
+    try rows.groupBy("file").agg(dvAgg(col("pos")).as("dv")).write.format("noop").mode("overwrite").save()
+    finally heap.close()
+    // the bus delivers a job's task ends before its job end: once every job seen has ended, every task was counted
+    val deadline = System.nanoTime() + 10_000_000_000L
+    while ((started.get == 0 || ended.get < started.get) && System.nanoTime() < deadline) Thread.sleep(10)
+    spark.sparkContext.removeSparkListener(listener)
+    val seconds = (heap.closedAt - t0) / 1e9
+    new ObjectMapper().createObjectNode()
+      .put("positions", positions).put("files", files).put("seconds", seconds).put("rows_per_s", positions / seconds)
+      .put("peak_execution_memory", peakTask.get).put("peak_live_heap", math.max(0L, heap.peak - before))
+      .put("gcs", heap.collections).toString
+  }
+
+  private def heapPools: Set[String] =
+    ManagementFactory.getMemoryPoolMXBeans.asScala.filter(_.getType == MemoryType.HEAP).map(_.getName).toSet
+
+  private def liveHeap(): Long = ManagementFactory.getMemoryMXBean.getHeapMemoryUsage.getUsed
+
+  /** The largest heap occupancy after any garbage collection while open (an upper bound on the
+    * live objects: a young collection leaves promoted garbage in the old generation). */
+  private final class LiveHeapPeak extends NotificationListener with AutoCloseable {
+    private val emitters = ManagementFactory.getGarbageCollectorMXBeans.asScala.collect { case e: NotificationEmitter => e }
+    private val heap = heapPools
+    @volatile var peak = 0L
+    @volatile var collections = 0
+    @volatile var closedAt = 0L
+    emitters.foreach(_.addNotificationListener(this, null, null))
+
+    override def handleNotification(n: Notification, handback: AnyRef): Unit =
+      if (n.getType == GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION) {
+        val info = GarbageCollectionNotificationInfo.from(n.getUserData.asInstanceOf[CompositeData]).getGcInfo
+        val after = info.getMemoryUsageAfterGc.asScala.collect { case (pool, usage) if heap(pool) => usage.getUsed }.sum
+        synchronized { peak = math.max(peak, after); collections += 1 }
+      }
+
+    override def close(): Unit = {
+      closedAt = System.nanoTime()
+      emitters.foreach(_.removeNotificationListener(this))
+    }
+  }
+}
