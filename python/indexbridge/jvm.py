@@ -74,9 +74,19 @@ def run_reference(*args: str, main: str = "PaimonAnswers") -> None:
         raise RuntimeError(f"{main} {' '.join(args)} failed:\n{done.stderr[-4000:]}")
 
 
+def java_errors() -> tuple[type[Exception], ...]:
+    """What a call into the JVM raises for a Java exception: py4j's Py4JJavaError, or, once a
+    SparkContext of this process has installed PySpark's handler, PySpark's rendering of it (a
+    CapturedException, e.g. IllegalArgumentException)."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors.exceptions.captured import CapturedException
+
+    return Py4JJavaError, CapturedException
+
+
 def java_error_message(error: Exception) -> str:
-    """The message of the Java exception behind a py4j error (no Java stack trace)."""
-    java_exception = getattr(error, "java_exception", None)
+    """The message of the Java exception behind one of :func:`java_errors` (no Java stack trace)."""
+    java_exception = getattr(error, "java_exception", None) or getattr(error, "_origin", None)
     if java_exception is None:
         return str(error)
     message = java_exception.getMessage()

@@ -120,13 +120,11 @@ def describe(path: str, fmt: str | None, options: InspectOptions = InspectOption
 
 
 def _describe_jvm(path: str, fmt: str | None, options: InspectOptions = InspectOptions()) -> dict:
-    from py4j.protocol import Py4JJavaError
-
-    from indexbridge.jvm import java_error_message, jvm
+    from indexbridge.jvm import java_error_message, java_errors, jvm
 
     try:
         return json.loads(jvm().io.indexbridge.cli.Inspect.describe(path, fmt or "", options.to_json()))
-    except Py4JJavaError as error:
+    except java_errors() as error:
         raise _JvmError(java_error_message(error)) from None
 
 
