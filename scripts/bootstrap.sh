@@ -11,7 +11,7 @@ cd "$root"
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c 'import indexbridge, pyspark, pyroaring, pyarrow, pytest, fastavro, backports.zstd, isal, tqdm, build, sqlglot, xdist' 2>/dev/null; then
+if ! .venv/bin/python -c 'import indexbridge, pyspark, pyroaring, pyarrow, pytest, fastavro, backports.zstd, isal, tqdm, build, sqlglot' 2>/dev/null; then
   .venv/bin/pip install --quiet -e '.[test]'
 fi
 

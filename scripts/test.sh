@@ -1,10 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite from nothing: bootstrap, then the Scala tests (sbt) and pytest (unit,
-# vectors, cross-language, Spark integration) side by side, pytest in two workers taking whole
-# test files (pytest-xdist, --dist loadfile: a file's module fixtures, its tables and Spark
-# session setups, are built once): once sbt is done, one pytest process left a core idle. Both
-# logs are printed when both are done, pytest's last, so its summary closes the run. Extra
-# arguments go to pytest.
+# vectors, cross-language, Spark integration) side by side — each mostly keeps one core busy.
+# Both logs are printed when both are done, pytest's last, so its summary closes the run.
+# Extra arguments go to pytest.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -15,7 +13,7 @@ bin/sbt test >target/sbt-test.log 2>&1 &
 sbt_pid=$!
 trap 'kill "$sbt_pid" 2>/dev/null || true' EXIT
 set +e
-.venv/bin/python -m pytest -q -n 2 --dist loadfile --durations=15 "$@" >target/pytest.log 2>&1
+.venv/bin/python -m pytest -q --durations=15 "$@" >target/pytest.log 2>&1
 pytest_status=$?
 wait "$sbt_pid"
 sbt_status=$?
