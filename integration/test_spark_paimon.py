@@ -1,18 +1,16 @@
 """`read_paimon` and `paimon_plan` (PySpark wrappers over the Scala reader) against Paimon 1.4.2's
-own answers on real tables made by Paimon's Java API (`PaimonAnswers suite`, one JVM per table,
-once per session)."""
+own answers on real tables made by Paimon's Java API (the session's ``paimon_suite``, shared with
+tests/test_paimon_table.py)."""
 
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pytest
 from pyspark.sql import functions as F
 
 from indexbridge.errors import IndexFormatError
-from indexbridge.jvm import run_reference
 from indexbridge.paimon.table.canonical import rows_json
 from indexbridge.paimon.table.table import FileStoreTable
 from indexbridge.spark.paimon import paimon_plan, read_paimon
@@ -21,30 +19,16 @@ KINDS = ("pk", "pk-dv", "dynamic", "append")
 
 
 @pytest.fixture(scope="session")
-def tables(tmp_path_factory) -> list[dict]:
-    """One table per kind (seeds from a fixed generator; a recipe Paimon cannot make, or one with
-    ORC data files, which the Spark read refuses, is replaced by the next seed), each with
-    Paimon's answers to its reads."""
-    root = tmp_path_factory.mktemp("paimon")
-    seeds = random.Random(20261125)
+def tables(paimon_suite) -> list[dict]:
+    """One suite table per kind: the first whose data files are Parquet (the Spark read refuses
+    ORC), with its reads of the latest and an older snapshot and its first five conditions."""
     out = []
     for kind in KINDS:
-        for attempt in range(5):
-            name = f"{kind.replace('-', '_')}_{attempt}"
-            spec = {"warehouse": str(root / "wh"), "tables": [
-                {"name": name, "kind": kind, "seed": seeds.randrange(1_000_000), "rows": 120, "commits": 4, "conditions": 5}]}  # fmt: skip
-            (root / f"{name}.json").write_text(json.dumps(spec))
-            try:
-                run_reference("suite", str(root / f"{name}.json"), str(root / f"{name}.out.json"))
-            except RuntimeError:
-                continue  # Paimon itself could not make or read this recipe
-            table = json.loads((root / f"{name}.out.json").read_text())["tables"][0]
-            if FileStoreTable.open(table["path"]).schema.options.get("file.format", "parquet") != "parquet":
-                continue
-            out.append(table)
-            break
-        else:
-            pytest.fail(f"Paimon made no {kind} table in 5 attempts")
+        made = [t for name, t in paimon_suite.items() if t["kind"] == kind]
+        table = next((t for t in made if FileStoreTable.open(t["path"]).schema.options.get("file.format", "parquet") == "parquet"), None)
+        if table is None:
+            pytest.fail(f"no {kind} table of the Paimon suite has Parquet data files: {[t['name'] for t in made]}")
+        out.append({**table, "reads": table["reads"][:7]})
     return out
 
 
