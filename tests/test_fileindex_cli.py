@@ -147,7 +147,7 @@ def test_raw_payload_queries_answer_as_paimon_recorded(vectors_dir: Path) -> Non
 # Errors: one line on stderr, exit status 2
 
 
-@pytest.mark.parametrize("engine", ["python", "jvm", "jvm-under-pyspark"])
+@pytest.mark.parametrize("engine", ["python", "jvm", "jvm-under-pyspark", "jvm-after-spark-stop"])
 def test_malformed_payloads_and_bad_arguments(vectors_dir: Path, tmp_path: Path, engine: str, capsys, monkeypatch) -> None:
     if engine == "jvm-under-pyspark":  # as with a SparkContext in the process: Java errors arrive as PySpark's
         import py4j.java_gateway
@@ -159,6 +159,15 @@ def test_malformed_payloads_and_bad_arguments(vectors_dir: Path, tmp_path: Path,
 
         monkeypatch.setattr(SparkContext, "_gateway", _gateway())
         monkeypatch.setattr(SparkContext, "_jvm", _gateway().jvm)
+        monkeypatch.setattr(py4j.java_gateway, "get_return_value", capture_sql_exception(py4j.protocol.get_return_value))
+        engine = "jvm"
+    if engine == "jvm-after-spark-stop":  # PySpark's handler stays installed after spark.stop(), with no JVM to ask
+        import py4j.java_gateway
+        import py4j.protocol
+        from pyspark import SparkContext
+        from pyspark.errors.exceptions.captured import capture_sql_exception
+
+        assert SparkContext._jvm is None
         monkeypatch.setattr(py4j.java_gateway, "get_return_value", capture_sql_exception(py4j.protocol.get_return_value))
         engine = "jvm"
     container = (vectors_dir / "paimon" / "fileindex" / "fileindex_small_embedded.bin").read_bytes()

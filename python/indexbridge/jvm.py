@@ -37,6 +37,19 @@ def _gateway(extra_jars: tuple[str, ...] = ()):
     return launch_gateway(conf=conf, popen_kwargs={"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL})
 
 
+def _drop_stopped_sparks_error_handler() -> None:
+    """Puts py4j's own Java-error handling back while no SparkContext runs. A SparkSession
+    installs PySpark's handler into py4j for the whole process, and it stays after ``stop()``;
+    it then needs the stopped context's JVM, so every Java error of our private gateway would
+    become an AssertionError. The next SparkSession installs PySpark's handler again."""
+    import py4j.java_gateway
+    import py4j.protocol
+    from pyspark import SparkContext
+
+    if SparkContext._jvm is None:
+        py4j.java_gateway.get_return_value = py4j.protocol.get_return_value
+
+
 def jvm():
     """The py4j JVM view: the active SparkContext's if there is one, else a private gateway
     started once per process (no SparkContext, just the JVM with Spark's jars and ours)."""
@@ -45,12 +58,14 @@ def jvm():
     sc = SparkContext._active_spark_context
     if sc is not None:
         return sc._jvm
+    _drop_stopped_sparks_error_handler()
     return _gateway().jvm
 
 
 def jvm_with(*extra_jars: Path):
     """A private JVM with ours and ``extra_jars`` on its classpath (e.g. a benchmark's baseline),
     started once per process and set of jars."""
+    _drop_stopped_sparks_error_handler()
     return _gateway(tuple(str(j) for j in extra_jars)).jvm
 
 
