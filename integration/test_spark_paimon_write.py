@@ -14,17 +14,12 @@ from pathlib import Path
 import pytest
 
 from indexbridge.errors import IndexFormatError
-from indexbridge.jvm import jar_path, paimon_bundle
+from indexbridge.jvm import run_reference
 from indexbridge.spark.paimon import delete_paimon_rows, load_paimon_table, rewrite_paimon_file_indexes
 
 
 def _reference(*args: str) -> None:
-    import pyspark
-
-    classpath = os.pathsep.join([str(jar_path()), str(paimon_bundle()), str(Path(pyspark.__file__).parent / "jars" / "*")])
-    done = subprocess.run(["java", "-cp", classpath, "io.indexbridge.reference.PaimonWriteReference", *args], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"PaimonWriteReference {' '.join(args)} failed:\n{done.stderr[-4000:]}")
+    run_reference(*args, main="PaimonWriteReference")
 
 
 def _create(tmp: Path, name: str, kind: str, seed: int, *options: str) -> str:
