@@ -222,9 +222,9 @@ _ONE_CONTAINER_HEADER = struct.Struct("<HI")  # the cardinality-1 and offset of 
 
 
 @lru_cache(maxsize=64)
-def _header_struct(n: int, offsets: bool) -> struct.Struct:
-    """The descriptive header of ``n`` containers, and their offsets if ``offsets``."""
-    return struct.Struct(f"<{2 * n}H{n if offsets else 0}I")
+def _header_struct(n: int) -> struct.Struct:
+    """The descriptive header and the offsets of ``n`` containers."""
+    return struct.Struct(f"<{2 * n}H{n}I")
 
 
 def _read_sound(data: memoryview, start: int, end: int, cls: type[B]) -> tuple[B, int] | None:
@@ -234,6 +234,8 @@ def _read_sound(data: memoryview, start: int, end: int, cls: type[B]) -> tuple[B
 
     Container sizes follow from the cardinalities and, for run containers, from their run
     counts; the offsets must be those sizes' running sums, and the bitmap must end by ``end``.
+    Without offsets (fewer than 4 containers, some runs), pyroaring reads the bitmap straight
+    from the buffer (it reads no further than the bitmap) and its statistics give the length.
     pyroaring (CRoaring's ``portable_deserialize_safe`` and its validation) checks keys and
     container contents; its ``ValueError`` sends the bitmap to the checked path too.
     """
@@ -246,14 +248,21 @@ def _read_sound(data: memoryview, start: int, end: int, cls: type[B]) -> tuple[B
         if cookie == SERIAL_COOKIE_NO_RUNCONTAINER:
             if n > MAX_CONTAINERS:
                 return None
-            fields = _header_struct(n, True).unpack_from(data, start + 8)
+            fields = _header_struct(n).unpack_from(data, start + 8)
             body_at = start + 8 + 8 * n
             runs = 0
         elif cookie & 0xFFFF == SERIAL_COOKIE:
             n = (cookie >> 16) + 1
+            if n < NO_OFFSET_THRESHOLD:  # no offsets to check: pyroaring's statistics give the length
+                bitmap = cls.deserialize(data[start:end])
+                stats = bitmap.get_statistics()
+                if stats["n_containers"] != n:
+                    return None
+                body = stats["n_bytes_array_containers"] + stats["n_bytes_run_containers"] + stats["n_bytes_bitset_containers"]
+                return bitmap, start + 4 + (n + 7) // 8 + 4 * n + body
             header_at = start + 4 + (n + 7) // 8
-            fields = _header_struct(n, n >= NO_OFFSET_THRESHOLD).unpack_from(data, header_at)
-            body_at = header_at + 4 * n + 4 * n * (n >= NO_OFFSET_THRESHOLD)
+            fields = _header_struct(n).unpack_from(data, header_at)
+            body_at = header_at + 8 * n
             runs = int.from_bytes(data[start + 4 : header_at], "little") & ((1 << n) - 1)
         else:
             return None
@@ -266,7 +275,7 @@ def _read_sound(data: memoryview, start: int, end: int, cls: type[B]) -> tuple[B
             at += sum(sizes[walked:i])
             walked = i
             sizes[i] = 2 + 4 * _U16_LE.unpack_from(data, at)[0]
-        if len(fields) > 2 * n and tuple(accumulate(sizes[:-1], initial=body_at - start)) != fields[2 * n :]:
+        if n and tuple(accumulate(sizes[:-1], initial=body_at - start)) != fields[2 * n :]:
             return None
         stop = body_at + sum(sizes)
         return (cls.deserialize(data[start:stop]), stop) if stop <= end else None
