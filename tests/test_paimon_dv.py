@@ -27,7 +27,8 @@ from indexbridge.paimon.dv import (
     scan_deletion_file,
     write_deletion_files,
 )
-from indexbridge.roaring import read_roaring32, serialize32
+from indexbridge import roaring
+from indexbridge.roaring import read_roaring32, read_roaring32_at, read_roaring32_values_at, serialize32, serialize_go
 
 MAGIC32 = bytes.fromhex("5e43f2d0")
 MAGIC64 = bytes.fromhex("d1d33964")
@@ -218,6 +219,64 @@ def test_roaring_reader_rejects_malformed_headers(payload: bytes, message: str):
         read_roaring32(ByteReader(payload))
 
 
+def _random_roaring(rng: random.Random) -> bytes:
+    """A portable bitmap of 0 to 9 containers of every kind: Paimon's run-optimised bytes (run
+    cookie, with offsets from 4 containers on) or Go's (no-run cookie, or a full run)."""
+    bm = BitMap()
+    for key in rng.sample(range(12), rng.randint(0, 9)):
+        chunk = key << 16
+        shape = rng.choice(["run", "runs", "dense", "sparse", "full"])
+        if shape == "run":
+            start = rng.randrange(1 << 16)
+            bm.add_range(chunk + start, chunk + min(1 << 16, start + rng.randint(1, 9000)))
+        elif shape == "runs":
+            for start in rng.sample(range(0, 1 << 16, 64), rng.randint(1, 40)):
+                bm.add_range(chunk + start, chunk + start + rng.randint(1, 63))
+        elif shape == "full":
+            bm.add_range(chunk, chunk + (1 << 16))
+        else:
+            bm.update(chunk + rng.randrange(1 << 16) for _ in range(rng.choice([1, 2, 300, 4096, 6000])))
+    return serialize32(bm) if rng.random() < 0.6 else serialize_go(np.frombuffer(bm.to_array(), np.uint32))
+
+
+def _outcome(read) -> object:
+    try:
+        return read()
+    except IndexFormatError as e:
+        return str(e)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_damaged_roaring_reads_as_the_checked_path_reads_it(seed: int):
+    """The short path of read_roaring32_at (roaring._read_sound) accepts only what the
+    field-by-field path (roaring._read_roaring32_checked) accepts, with the same values and end;
+    so read_roaring32_at and read_roaring32_values_at give the checked path's result or error,
+    whatever header or body byte was damaged and wherever the data was cut."""
+    rng = random.Random(seed)
+    accepted = 0
+    for case in range(150):
+        data = bytearray(_random_roaring(rng))
+        sound = case % 5 == 0
+        if not sound:
+            for _ in range(rng.randint(1, 3)):  # mostly the header: cookie, run flags, keys, cardinalities, offsets
+                at = rng.randrange(min(len(data), 80)) if rng.random() < 0.8 else rng.randrange(len(data))
+                data[at] = rng.choice([rng.randrange(256), (data[at] + 1) % 256, (data[at] - 1) % 256])
+        view = memoryview(bytes(data) + b"tail")
+        end = len(data) if sound or rng.random() < 0.7 else rng.randrange(len(data) + 5)
+        checked = _outcome(lambda: roaring._read_roaring32_checked(ByteReader(view, "r", 0, end), BitMap))
+        fast = roaring._read_sound(view, 0, end, BitMap)
+        if sound:
+            assert fast is not None and isinstance(checked, tuple), seed
+        if fast is not None:
+            accepted += 1
+            assert fast == checked
+        assert _outcome(lambda: read_roaring32_at(view, 0, end, "r")) == checked
+        values = read_roaring32_values_at(view, 0, end)
+        if values is not None:
+            assert values[0].dtype == np.uint32 and (BitMap(values[0]), values[1]) == checked
+    assert accepted > 30  # the short path is exercised, not only the checked one
+
+
 # ---------------------------------------------------------------------------------------------
 # Argument checking
 
@@ -303,8 +362,9 @@ def test_magic_and_trailing_data_are_checked():
 @pytest.mark.parametrize("seed", range(6))
 def test_damaged_frames_read_as_the_checked_path_reads_them(seed):
     """The short path for sound 32-bit frames (dv._read_sound_frame32) accepts only what the
-    field-by-field path (dv._read_frame) accepts, with the same positions; any other frame,
-    whatever byte was damaged (the CRC rewritten to match), raises IndexFormatError."""
+    field-by-field path (dv._read_frame) accepts, with the same positions, and raises only its
+    error; any other frame, whatever byte was damaged (the CRC rewritten to match), raises the
+    checked path's IndexFormatError."""
     rng = random.Random(seed)
     for _ in range(40):
         frame = bytearray(DeletionVector.from_positions(sorted(random_positions(rng, False))).serialize())
@@ -315,13 +375,17 @@ def test_damaged_frames_read_as_the_checked_path_reads_them(seed):
         expected_length = rng.choice([None, len(frame) - 8, len(frame) - 8, len(frame) - 7])
         try:
             checked = dv_module._read_frame(ByteReader(bytes(frame)), expected_length, True)
-        except IndexFormatError:
-            checked = None
-        fast = dv_module._read_sound_frame32(bytes(frame), 0, expected_length, True)
+        except IndexFormatError as e:
+            checked = str(e)
+        try:
+            fast = dv_module._read_sound_frame32(bytes(frame), "<bytes>", 0, expected_length, True)
+        except IndexFormatError as e:  # the bitmap's error, raised as the checked path raises it
+            fast = str(e)
         assert fast is None or fast == checked
-        if checked is None:
-            with pytest.raises(IndexFormatError):
+        if isinstance(checked, str):
+            with pytest.raises(IndexFormatError) as e:
                 DeletionVector.deserialize(bytes(frame), expected_length=expected_length)
+            assert str(e.value) == checked
         else:
             assert DeletionVector.deserialize(bytes(frame), expected_length=expected_length) == checked
 

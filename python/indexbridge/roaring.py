@@ -197,54 +197,90 @@ def read_roaring32(reader: ByteReader, cls: type[B] = BitMap) -> B:
     return bitmap
 
 
-@lru_cache(maxsize=64)
-def _no_run_header(n: int) -> struct.Struct:
-    """The descriptive header and offsets of ``n`` containers (no run containers)."""
-    return struct.Struct(f"<{2 * n}H{n}I")
-
-
 def read_roaring32_at(data: memoryview, start: int, end: int, source: str, cls: type[B] = BitMap) -> tuple[B, int]:
     """The portable roaring bitmap at ``data[start:]`` (within ``end``) and the offset after it.
 
-    The common headers take the short path of :func:`read_sound_roaring32`; anything else, and any bitmap
-    pyroaring refuses, is re-read field by field by :func:`_read_roaring32_checked`, which names
-    the offset and what was expected.
+    A sound header takes the short path of :func:`_read_sound`; anything else, and any bitmap
+    pyroaring refuses, is re-read field by field by :func:`_read_roaring32_checked`, which raises
+    the :class:`IndexFormatError` naming the offset and what was expected.
     """
-    found = read_sound_roaring32(data, start, end, cls)
+    found = _read_sound(data, start, end, cls)
     return found if found is not None else _read_roaring32_checked(ByteReader(data, source, start, end), cls)
 
 
-def read_sound_roaring32(data: memoryview, start: int, end: int, cls: type[B] = BitMap) -> tuple[B, int] | None:
-    """(bitmap, offset after it) for the common headers, or ``None`` for anything else and any
-    fault: the caller then re-reads with :func:`read_roaring32_at`, which names the fault.
+def read_roaring32_values_at(data: memoryview, start: int, end: int) -> tuple[np.ndarray, int] | None:
+    """The values (uint32, ascending) and end offset of the non-empty bitmap at ``data[start:]``
+    (within ``end``) when :func:`read_roaring32_at` takes its short path, else None: the
+    caller then reads the same bytes with :func:`read_roaring32`, which names any fault."""
+    found = _read_sound(data, start, end, BitMap)
+    if found is None or not found[0]:
+        return None
+    return np.frombuffer(found[0].to_array(), np.uint32), found[1]
 
-    Without run containers the container sizes follow from the cardinalities, which also check
-    the offsets; with fewer than 4 containers of which some are runs (no offsets), pyroaring
-    reads the bitmap straight from the buffer and its statistics give the length. pyroaring
-    (CRoaring's ``portable_deserialize_safe`` and its validation) checks keys and containers.
+
+_ONE_CONTAINER_HEADER = struct.Struct("<HI")  # the cardinality-1 and offset of a no-run bitmap's one container
+
+
+@lru_cache(maxsize=64)
+def _header_struct(n: int) -> struct.Struct:
+    """The descriptive header and the offsets of ``n`` containers."""
+    return struct.Struct(f"<{2 * n}H{n}I")
+
+
+def _read_sound(data: memoryview, start: int, end: int, cls: type[B]) -> tuple[B, int] | None:
+    """(bitmap, offset after it) when the header is sound, else ``None``: the short path of
+    :func:`read_roaring32_at`, in as few Python steps as possible (deserializing many small
+    bitmaps is dominated by per-bitmap overhead), checking what pyroaring does not.
+
+    Container sizes follow from the cardinalities and, for run containers, from their run
+    counts; the offsets must be those sizes' running sums, and the bitmap must end by ``end``.
+    Without offsets (fewer than 4 containers, some runs), pyroaring reads the bitmap straight
+    from the buffer (it reads no further than the bitmap) and its statistics give the length.
+    pyroaring (CRoaring's ``portable_deserialize_safe`` and its validation) checks keys and
+    container contents; its ``ValueError`` sends the bitmap to the checked path too.
     """
     try:
         cookie, n = _U32X2_LE.unpack_from(data, start)
+        if cookie == SERIAL_COOKIE_NO_RUNCONTAINER and n == 1:  # a small postings list or DV: one unpack
+            card_minus_1, offset = _ONE_CONTAINER_HEADER.unpack_from(data, start + 10)
+            stop = start + 16 + (BITMAP_CONTAINER_BYTES if card_minus_1 >= ARRAY_MAX_CARDINALITY else 2 * card_minus_1 + 2)
+            return (cls.deserialize(data[start:stop]), stop) if offset == 16 and stop <= end else None
         if cookie == SERIAL_COOKIE_NO_RUNCONTAINER:
-            header_end = start + 8 + 8 * n
-            if n > MAX_CONTAINERS or header_end > end:
+            if n > MAX_CONTAINERS:
                 return None
-            fields = _no_run_header(n).unpack_from(data, start + 8)
-            sizes = [BITMAP_CONTAINER_BYTES if c >= ARRAY_MAX_CARDINALITY else 2 * c + 2 for c in fields[1 : 2 * n : 2]]
-            if n and tuple(accumulate(sizes[:-1], initial=8 + 8 * n)) != fields[2 * n :]:
-                return None
-            stop = header_end + sum(sizes)
-            return (cls.deserialize(data[start:stop]), stop) if stop <= end else None
-        n = (cookie >> 16) + 1
-        if cookie & 0xFFFF == SERIAL_COOKIE and n < NO_OFFSET_THRESHOLD:
-            bitmap = cls.deserialize(data[start:end])
-            stats = bitmap.get_statistics()
-            if stats["n_containers"] == n:
+            fields = _header_struct(n).unpack_from(data, start + 8)
+            body_at = start + 8 + 8 * n
+            runs = 0
+        elif cookie & 0xFFFF == SERIAL_COOKIE:
+            n = (cookie >> 16) + 1
+            if n < NO_OFFSET_THRESHOLD:  # no offsets to check: pyroaring's statistics give the length
+                bitmap = cls.deserialize(data[start:end])
+                stats = bitmap.get_statistics()
+                if stats["n_containers"] != n:
+                    return None
                 body = stats["n_bytes_array_containers"] + stats["n_bytes_run_containers"] + stats["n_bytes_bitset_containers"]
                 return bitmap, start + 4 + (n + 7) // 8 + 4 * n + body
+            header_at = start + 4 + (n + 7) // 8
+            fields = _header_struct(n).unpack_from(data, header_at)
+            body_at = header_at + 8 * n
+            runs = int.from_bytes(data[start + 4 : header_at], "little") & ((1 << n) - 1)
+        else:
+            return None
+        sizes = [BITMAP_CONTAINER_BYTES if c >= ARRAY_MAX_CARDINALITY else 2 * c + 2 for c in fields[1 : 2 * n : 2]]
+        at = body_at
+        walked = 0
+        while runs:  # a run container's size is in its run count: walk to each, in order
+            i = (runs & -runs).bit_length() - 1
+            runs &= runs - 1
+            at += sum(sizes[walked:i])
+            walked = i
+            sizes[i] = 2 + 4 * _U16_LE.unpack_from(data, at)[0]
+        if n and tuple(accumulate(sizes[:-1], initial=body_at - start)) != fields[2 * n :]:
+            return None
+        stop = body_at + sum(sizes)
+        return (cls.deserialize(data[start:stop]), stop) if stop <= end else None
     except (ValueError, IndexError, struct.error):  # pyroaring raises both for damaged bitmaps
-        pass
-    return None
+        return None
 
 
 def _read_roaring32_checked(reader: ByteReader, cls: type[B]) -> tuple[B, int]:
@@ -279,26 +315,3 @@ def _read_roaring32_checked(reader: ByteReader, cls: type[B]) -> tuple[B, int]:
         return cls.deserialize(reader.data[start : reader.pos]), reader.pos
     except (ValueError, IndexError) as e:
         raise reader.error(f"a valid roaring bitmap ({e})", start) from None
-
-
-_ONE_ARRAY_HEADER = struct.Struct("<IIHHI")  # cookie, n = 1, key, cardinality-1, offset = 16
-
-
-def read_one_array_at(data: memoryview, start: int, end: int) -> tuple[np.ndarray, int] | None:
-    """The values (uint32, ascending) and end offset of a portable bitmap at ``data[start:]`` that is
-    one array container without runs, the shape of a small postings list; None for any other
-    shape or an invalid one (:func:`read_roaring32_at` then reads it). Decoded here because it is
-    a header and a slice: pyroaring's deserialize and copy out cost more than they save on it."""
-    if end - start < 18:
-        return None
-    cookie, n, key, card_minus_1, offset = _ONE_ARRAY_HEADER.unpack_from(data, start)
-    stop = start + 18 + 2 * card_minus_1
-    if cookie != SERIAL_COOKIE_NO_RUNCONTAINER or n != 1 or offset != 16 or card_minus_1 >= ARRAY_MAX_CARDINALITY or stop > end:
-        return None
-    low = np.frombuffer(data, "<u2", card_minus_1 + 1, start + 16)
-    if card_minus_1 and not (low[1:] > low[:-1]).all():
-        return None
-    values = low.astype(np.uint32)
-    if key:
-        values |= np.uint32(key << 16)
-    return values, stop

@@ -59,7 +59,7 @@ from pyroaring import BitMap
 from indexbridge.bytes import ByteReader, crc32
 from indexbridge.errors import IndexFormatError
 from indexbridge.paimon.javaorder import hashmap_put_order, java_string_compare, java_string_hash
-from indexbridge.roaring import read_roaring32, read_roaring32_at, read_sound_roaring32, serialize32, uint32_array
+from indexbridge.roaring import read_roaring32, read_roaring32_at, serialize32, uint32_array
 from indexbridge.storage import write_atomically
 
 BITMAP32_MAGIC = 1581511376  # BitmapDeletionVector.MAGIC_NUMBER, written big-endian
@@ -248,7 +248,7 @@ class DeletionVector:
         verify_crc: bool = True,
     ) -> DeletionVector:
         """Read the frame at ``offset`` (§2.3); ``expected_length`` is the manifest's length."""
-        dv = _read_sound_frame32(data, offset, expected_length, verify_crc)
+        dv = _read_sound_frame32(data, source, offset, expected_length, verify_crc)
         return dv if dv is not None else _read_frame(ByteReader(data, source, offset), expected_length, verify_crc)
 
     def __eq__(self, other: object) -> bool:
@@ -273,13 +273,14 @@ def _index_meta_length(bitmap64: bool, frame_length: int) -> int:
 
 
 def _read_sound_frame32(
-    data: bytes | bytearray | memoryview, offset: int, expected_length: int | None, verify_crc: bool
+    data: bytes | bytearray | memoryview, source: str, offset: int, expected_length: int | None, verify_crc: bool
 ) -> DeletionVector | None:
-    """The 32-bit DV frame at ``offset`` when every check passes, else ``None`` and
+    """The 32-bit DV frame at ``offset`` when its framing is sound, else ``None`` and
     :func:`_read_frame` reads it again to name what is wrong. Deserializing many small DVs is
     dominated by per-frame Python overhead, so this path does the checks of :func:`_read_frame`
     in as few steps as possible: one unpack for size and magic, the CRC over a view of DATA, and
-    :func:`~indexbridge.roaring.read_sound_roaring32` for the bitmap, which must fill DATA exactly."""
+    :func:`~indexbridge.roaring.read_roaring32_at` for the bitmap, which raises what
+    :func:`_read_frame` would raise for it, and must fill DATA exactly."""
     view = data if type(data) is memoryview and data.format == "B" else memoryview(data).cast("B")
     try:
         size, magic = _FRAME_HEAD.unpack_from(view, offset)
@@ -293,11 +294,11 @@ def _read_sound_frame32(
             return None
     except struct.error:
         return None
-    found = read_sound_roaring32(view, offset + 8, data_end)
-    if found is None or found[1] != data_end:
+    bitmap, stop = read_roaring32_at(view, offset + 8, data_end, source)
+    if stop != data_end:
         return None
     dv = DeletionVector.__new__(DeletionVector)
-    dv.bitmap64, dv._bitmaps = False, {0: found[0]}
+    dv.bitmap64, dv._bitmaps = False, {0: bitmap}
     return dv
 
 

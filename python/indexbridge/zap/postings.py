@@ -28,7 +28,7 @@ import numpy as np
 
 from indexbridge.bytes import MAX_UVARINT_BYTES, ByteReader, put_uvarint, small_uvarint
 from indexbridge.errors import IndexFormatError
-from indexbridge.roaring import read_one_array_at, read_roaring32, serialize_go
+from indexbridge.roaring import read_roaring32, read_roaring32_values_at, serialize_go
 
 ONE_HIT_FLAG = 1 << 63
 ENCODING_MASK = 3 << 62
@@ -251,7 +251,7 @@ class PostingsList:
         loc_offset = reader.uvarint("location block offset")
         roaring_len = reader.uvarint("roaring length")
         roaring_at = reader.pos
-        one_array = read_one_array_at(data, roaring_at, min(file_end, roaring_at + roaring_len))
+        one_array = read_roaring32_values_at(data, roaring_at, min(file_end, roaring_at + roaring_len))
         if one_array is not None and one_array[1] == roaring_at + roaring_len and one_array[0][-1] < num_docs:
             docs = one_array[0]  # the common small list, read straight
         else:

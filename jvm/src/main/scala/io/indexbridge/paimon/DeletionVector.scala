@@ -55,24 +55,47 @@ final class DeletionVector private (
     optimized = false
   }
 
-  /** Bulk [[delete]]: each run of positions sharing a 32-bit key goes to its bitmap in one
+  /** Bulk [[delete]]: each run of positions sharing a 32-bit key goes to its bitmap with
     * `addN`, which is as fast as building a RoaringBitmap from an int array. */
   def deleteAll(positions: Array[Long]): Unit = deleteAll(positions, positions.length)
 
   /** [[deleteAll]] of `positions(0 until count)`. */
   def deleteAll(positions: Array[Long], count: Int): Unit = {
-    val lows = new Array[Int](count)
-    var i = 0
-    while (i < count) {
-      val key = positions(i) >>> 32
-      var n = 0
-      while (i < count && (positions(i) >>> 32) == key) {
-        checkPosition(positions(i))
-        lows(n) = positions(i).toInt
-        n += 1
-        i += 1
+    val lows = new Array[Int](math.min(count, LowsChunk))
+    if (!bitmap64) {
+      // The positions are narrowed a cache-sized chunk at a time. Every 32-bit position has its
+      // top 33 bits clear, so one OR over a chunk checks them all, and the loop stays simple
+      // enough for the JIT to unroll (checking each position was a quarter of the time of
+      // building a DV).
+      val bm = bitmapAt(0)
+      var start = 0
+      while (start < count) {
+        val n = math.min(count - start, lows.length)
+        var all = 0L
+        var i = 0
+        while (i < n) {
+          val p = positions(start + i)
+          all |= p
+          lows(i) = p.toInt
+          i += 1
+        }
+        if ((all >>> 31) != 0) (start until start + n).foreach(i => checkPosition(positions(i)))
+        bm.addN(lows, 0, n)
+        start += n
       }
-      bitmapAt(key.toInt).addN(lows, 0, n)
+    } else {
+      var i = 0
+      while (i < count) {
+        val key = positions(i) >>> 32
+        var n = 0
+        while (i < count && n < lows.length && (positions(i) >>> 32) == key) {
+          checkPosition(positions(i))
+          lows(n) = positions(i).toInt
+          n += 1
+          i += 1
+        }
+        bitmapAt(key.toInt).addN(lows, 0, n)
+      }
     }
     optimized = false
   }
@@ -252,6 +275,9 @@ object DeletionVector {
   val MaxPosition64: Long = 0x7ffffffe80000000L
 
   private val Empty = new RoaringBitmap
+
+  /** Positions [[DeletionVector.deleteAll]] narrows to ints at a time (16 KiB: stays in L1). */
+  private val LowsChunk = 4096
   private val EmptyRoaringSize = Empty.serializedSizeInBytes
 
   private def width(bitmap64: Boolean) = if (bitmap64) "64-bit" else "32-bit"

@@ -88,6 +88,17 @@ class DeletionVectorSpec extends AnyFunSuite with ScalaCheckPropertyChecks {
       }
       assert(dv.cardinality == 2)
     }
+
+    test(s"$width: deleteAll rejects an out-of-range position anywhere in a batch as delete does") {
+      val max = if (bitmap64) DeletionVector.MaxPosition64 else DeletionVector.MaxPosition32
+      // deleteAll narrows positions 4096 at a time: the bad one first, last, and at the edges of a chunk
+      for (bad <- Seq(-1L, max + 1, Long.MinValue, Long.MaxValue); at <- Seq(0, 4095, 4096, 9999)) {
+        val positions = Array.tabulate(10000)(_.toLong * 3)
+        positions(at) = bad
+        val e = intercept[IllegalArgumentException](DeletionVector.fromPositions(positions, bitmap64))
+        assert(e.getMessage.contains(s"position $bad is outside 0..$max"), (bad, at))
+      }
+    }
   }
 
   test("a 32-bit frame is size, magic 5e43f2d0, roaring, CRC; the empty one is 20 bytes") {
