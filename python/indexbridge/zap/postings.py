@@ -107,22 +107,27 @@ def num_chunks(num_docs: int, chunk_factor: int) -> int:
     return (num_docs - 1) // chunk_factor + 1
 
 
-def encode_chunked(docs: list[int], entries: list[bytes], chunk_factor: int, chunks: int) -> bytes:
-    """A chunked block holding ``entries[i]`` (already encoded) for ``docs[i]`` (ascending)."""
-    sizes: dict[int, int] = {}  # chunk -> bytes, only chunks with hits, ascending (docs are)
-    for doc, entry in zip(docs, entries):
-        c = doc // chunk_factor
-        sizes[c] = sizes.get(c, 0) + len(entry)
-    out = bytearray(small_uvarint(chunks))
-    end = done = 0
-    for c, size in sizes.items():
-        out += small_uvarint(end) * (c - done)  # empty chunks repeat the previous end
-        end += size
-        out += small_uvarint(end)
-        done = c + 1
-    out += small_uvarint(end) * (chunks - done)
-    out += b"".join(entries)
-    return bytes(out)
+def put_chunked(out: bytearray, docs: list[int], entries: list[bytes], chunk_factor: int, chunks: int) -> None:
+    """Append a chunked block holding ``entries[i]`` (already encoded) for ``docs[i]`` (ascending, at least one)."""
+    data = b"".join(entries)
+    out += small_uvarint(chunks)
+    first = docs[0] // chunk_factor
+    if first == docs[-1] // chunk_factor:  # every hit in one chunk, as for most terms
+        out += b"\x00" * first  # the empty chunks before it end at 0
+        out += small_uvarint(len(data)) * (chunks - first)
+    else:
+        sizes: dict[int, int] = {}  # chunk -> bytes, only chunks with hits, ascending (docs are)
+        for doc, entry in zip(docs, entries):
+            c = doc // chunk_factor
+            sizes[c] = sizes.get(c, 0) + len(entry)
+        end = done = 0
+        for c, size in sizes.items():
+            out += small_uvarint(end) * (c - done)  # empty chunks repeat the previous end
+            end += size
+            out += small_uvarint(end)
+            done = c + 1
+        out += small_uvarint(end) * (chunks - done)
+    out += data
 
 
 @lru_cache(maxsize=64)
@@ -141,9 +146,12 @@ def write_postings(
 ) -> int:
     """Append a term's freq/norm block, location block and postings record; return the record offset."""
     freq_offset = len(out)
-    out += encode_chunked(docs, freq_entries, chunk_factor, chunks)
+    put_chunked(out, docs, freq_entries, chunk_factor, chunks)
     loc_offset = len(out)
-    out += encode_chunked(docs, loc_entries, chunk_factor, chunks) if any(loc_entries) else _empty_block(chunks)
+    if any(loc_entries):
+        put_chunked(out, docs, loc_entries, chunk_factor, chunks)
+    else:
+        out += _empty_block(chunks)
     record_offset = len(out)
     roaring = serialize_go(docs)
     put_uvarint(out, freq_offset)

@@ -155,7 +155,9 @@ def _build(documents: Sequence[Document], chunk_factor: int) -> bytes:
         for fid in range(num_fields):
             builder = FstBuilder()
             doc_terms: dict[int, list[bytes]] | None = {} if has_docvalues[fid] else None
-            for term, (docs, freq_entries, loc_entries) in sorted(postings[fid].items()):
+            field_postings = postings[fid]
+            for term in sorted(field_postings):
+                docs, freq_entries, loc_entries = field_postings[term]
                 offset = write_postings(out, docs, freq_entries, loc_entries, chunk_factor, chunks)
                 builder.insert(term, offset)
                 if doc_terms is not None:
