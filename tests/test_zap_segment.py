@@ -135,3 +135,73 @@ def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_damaged_bytes(s
                 continue
             checked = _hits_or_error(lambda: (h.posting for h in PostingsList(pl.docs, None, pl._record)._decode()))
             assert _hits_or_error(lambda: iter(pl)) == checked
+
+
+def _size_fields(segment: Segment, value: int, dict_offset: int) -> tuple[list, list]:
+    """Where a general postings list keeps its sizes: (offset, value) of every one-byte location
+    byte length, with the offsets at which its body holds whole locations; (offset, value, byte
+    length) of both blocks' chunk end offsets."""
+    from indexbridge.bytes import ByteReader
+    from indexbridge.zap.postings import _ChunkedReader, put_location
+
+    pl = segment.postings_at(value, dict_offset)
+    file_end = len(segment.data)
+    freq_offset, loc_offset, _, _ = pl.record_info
+    block = _ChunkedReader(segment.data, "", loc_offset, file_end, "location")
+    lengths, chunk, at = [], -1, 0
+    for doc, hit in zip(pl.docs.tolist(), pl.raw_hits()):
+        if doc // segment.chunk_factor != chunk:
+            chunk = doc // segment.chunk_factor
+            at = block.chunk(chunk).pos
+        if hit.loc_bytes and hit.loc_bytes[0] < 0x80:
+            body, cuts = bytearray(), []
+            for loc in hit.posting.locations[:-1]:
+                put_location(body, *loc)
+                cuts.append(len(body))
+            lengths.append((at, hit.loc_bytes[0], cuts))
+        at += len(hit.loc_bytes)
+    ends = []
+    for offset in (freq_offset, loc_offset):
+        reader = ByteReader(segment.data, "", offset, file_end)
+        for _ in range(reader.uvarint("count")):
+            start = reader.pos
+            ends.append((start, reader.uvarint("end"), reader.pos - start))
+    return lengths, ends
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_changed_sizes(seed: int) -> None:
+    """Targeted damage to the sizes the bulk decoder trusts: every hit's location byte length
+    (uvarint numBytes) set to nearby values (the body then ends inside a uvarint, between a
+    location's values, in the next hit's bytes or past its chunk's end) or cut after whole
+    locations with a continuation byte at the cut; every chunk end offset lowered (the chunk's last
+    entries then run past it). Iterating must give the checked decoder's hits or its error."""
+    from indexbridge.bytes import put_uvarint
+
+    rng = random.Random(seed)
+    docs = corpus(rng, 0, rng.randrange(20, 60))
+    data = build_segment(docs, rng.choice([1, 2, 3, 7, 1024]))
+    segment = Segment(data)
+    damages = []
+    for info in segment.fields:
+        for _, value in segment.dictionary(info.id).items():
+            if is_one_hit(value):
+                continue
+            lengths, ends = _size_fields(segment, value, info.dict_offset)
+            for at, size, cuts in lengths:
+                damages += [(value, info.dict_offset, {at: s}) for s in range(max(0, size - 4), min(0x80, size + 5)) if s != size]
+                damages += [(value, info.dict_offset, {at: cut + 1, at + 1 + cut: data[at + 1 + cut] | 0x80}) for cut in cuts]
+            for at, end, width in ends:
+                for lower in range(max(0, end - 3), end):
+                    encoded = bytearray()
+                    put_uvarint(encoded, lower)
+                    if len(encoded) == width:
+                        damages.append((value, info.dict_offset, dict(zip(range(at, at + width), encoded))))
+    assert damages
+    for value, dict_offset, changes in damages:
+        damaged = bytearray(data)
+        for at, byte in changes.items():
+            damaged[at] = byte
+        pl = Segment(bytes(damaged), verify_crc=False).postings_at(value, dict_offset)
+        checked = _hits_or_error(lambda: (h.posting for h in PostingsList(pl.docs, None, pl._record)._decode()))
+        assert _hits_or_error(lambda: iter(pl)) == checked, (seed, changes)

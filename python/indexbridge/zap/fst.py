@@ -51,26 +51,30 @@ def packed_size(value: int) -> int:
     return (value.bit_length() + 7) >> 3 or 1
 
 
-class _Node:
-    """An unfinished builder node: final flag, final output, compiled transitions
-    ``(input, output, target)`` and the pending last transition (``last_in``, ``last_out``)
-    whose target is not known yet (``last_in`` None: none)."""
+# An unfinished builder node is a list (a build makes one per key byte past the shared prefix,
+# and a list literal costs a fraction of a class instance's __init__):
+# [final, final output, compiled transitions (input, output, target), the pending last
+# transition's input (None: none) and output, whose target is not known yet]
+_FINAL, _FINAL_OUT, _TRANS, _LAST_IN, _LAST_OUT = range(5)
 
-    __slots__ = ("final", "final_output", "trans", "last_in", "last_out")
 
-    def __init__(self, final: bool = False, last_in: int | None = None) -> None:
-        self.final = final
-        self.final_output = 0
-        self.trans: list[tuple[int, int, int]] = []
-        self.last_in = last_in
-        self.last_out = 0
+def _add_output_prefix(node: list, prefix: int) -> None:
+    if node[_FINAL]:
+        node[_FINAL_OUT] += prefix
+    node[_TRANS] = [(i, o + prefix, a) for i, o, a in node[_TRANS]]
+    if node[_LAST_IN] is not None:
+        node[_LAST_OUT] += prefix
 
-    def add_output_prefix(self, prefix: int) -> None:
-        if self.final:
-            self.final_output += prefix
-        self.trans = [(i, o + prefix, a) for i, o, a in self.trans]
-        if self.last_in is not None:
-            self.last_out += prefix
+
+# vellum's registry hash is FNV-1a-style over final, finalOutput and every (input, output, target),
+# each step h = (h ^ v) * prime mod 2^64. The low 64 bits of a product depend only on the low 64
+# bits of its factors, and every v is below 2^64, so the reduction can wait to the end of a
+# transition. The hash after (final, finalOutput 0), the usual start, is a constant.
+def _fnv_start(final: bool, final_output: int) -> int:
+    return (((_FNV_OFFSET ^ final) * _FNV_PRIME) ^ final_output) * _FNV_PRIME & _U64
+
+
+_FNV_PLAIN, _FNV_FINAL = _fnv_start(False, 0), _fnv_start(True, 0)
 
 
 class FstBuilder:
@@ -78,12 +82,12 @@ class FstBuilder:
 
     The registry is vellum's table of ``REGISTRY_BUCKETS`` buckets of ``REGISTRY_CELLS`` cells,
     most recently used first, kept flat: cell ``c`` of bucket ``b`` is index ``2b + c`` of
-    ``_cell_keys`` (a compiled node as ``(final, finalOutput, transitions)``) and ``_cell_addrs``.
+    ``_cell_keys`` (a compiled node as ``(final, finalOutput, *transitions)``) and ``_cell_addrs``.
     """
 
     def __init__(self) -> None:
         self._out = bytearray(VERSION.to_bytes(8, "little") + (0).to_bytes(8, "little"))
-        self._stack = [_Node()]
+        self._stack = [[False, 0, [], None, 0]]
         self._num_keys = 0
         self._last_addr = NONE_ADDR
         self._last_key: bytes | None = None
@@ -97,29 +101,29 @@ class FstBuilder:
         self._last_key = key = bytes(key)
         stack = self._stack
         if not key:
-            stack[0].final = True
-            stack[0].final_output = value
+            stack[0][_FINAL] = True
+            stack[0][_FINAL_OUT] = value
             self._num_keys = 1
             return
         i, out = 0, value
         shared = min(len(key), len(stack))
         while i < shared:
             node = stack[i]
-            if node.last_in != key[i]:
+            if node[_LAST_IN] != key[i]:
                 break
-            common = min(node.last_out, out)
-            add = node.last_out - common
+            last_out = node[_LAST_OUT]
+            common = last_out if last_out < out else out
             out -= common
-            node.last_out = common
+            node[_LAST_OUT] = common
             i += 1
-            if add:
-                stack[i].add_output_prefix(add)
+            if last_out != common:
+                _add_output_prefix(stack[i], last_out - common)
         self._num_keys += 1
         self._compile_from(i)
         top = stack[-1]
-        top.last_in, top.last_out = key[i], out
-        stack.extend([_Node(False, b) for b in key[i + 1 :]])
-        stack.append(_Node(True))
+        top[_LAST_IN], top[_LAST_OUT] = key[i], out
+        stack.extend([[False, 0, [], b, 0] for b in key[i + 1 :]])
+        stack.append([True, 0, [], None, 0])
 
     def finish(self) -> bytes:
         """Compile what is left and return the FST bytes."""
@@ -136,29 +140,30 @@ class FstBuilder:
         compile_node = self._compile
         while len(stack) > depth + 1:
             node = stack.pop()
-            if addr != NONE_ADDR and node.last_in is not None:
-                node.trans.append((node.last_in, node.last_out, addr))
+            if addr != NONE_ADDR and node[_LAST_IN] is not None:
+                node[_TRANS].append((node[_LAST_IN], node[_LAST_OUT], addr))
             addr = compile_node(node)
         top = stack[-1]
-        if top.last_in is not None:
-            top.trans.append((top.last_in, top.last_out, addr))
-            top.last_in = None
-            top.last_out = 0
+        if top[_LAST_IN] is not None:
+            top[_TRANS].append((top[_LAST_IN], top[_LAST_OUT], addr))
+            top[_LAST_IN] = None
+            top[_LAST_OUT] = 0
 
-    def _compile(self, node: _Node) -> int:
+    def _compile(self, node: list) -> int:
         """The address of ``node``: a registered equal node's, or a fresh encoding's (registered)."""
-        final, final_output, trans = node.final, node.final_output, node.trans
-        if final and not trans and final_output == 0:
+        final, final_output, trans = node[_FINAL], node[_FINAL_OUT], node[_TRANS]
+        if final_output:
+            h = _fnv_start(final, final_output)
+        elif not final:
+            h = _FNV_PLAIN
+        elif trans:
+            h = _FNV_FINAL
+        else:
             return EMPTY_ADDR
-        # vellum's registry hash: FNV-1a-style over final, finalOutput and every (input, output, target)
-        h = ((_FNV_OFFSET ^ final) * _FNV_PRIME) & _U64
-        h = ((h ^ final_output) * _FNV_PRIME) & _U64
         for i, o, a in trans:
-            h = ((h ^ i) * _FNV_PRIME) & _U64
-            h = ((h ^ o) * _FNV_PRIME) & _U64
-            h = ((h ^ a) * _FNV_PRIME) & _U64
+            h = (((((h ^ i) * _FNV_PRIME) ^ o) * _FNV_PRIME) ^ a) * _FNV_PRIME & _U64
         cell = REGISTRY_CELLS * (h % REGISTRY_BUCKETS)
-        key = (final, final_output, tuple(trans))
+        key = (final, final_output, *trans)
         keys, addrs = self._cell_keys, self._cell_addrs
         if keys[cell] == key:
             return addrs[cell]

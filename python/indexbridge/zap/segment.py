@@ -91,8 +91,8 @@ def _build(documents: Sequence[Document], chunk_factor: int) -> bytes:
     field_names = field_order(names)
     ids = {name: i for i, name in enumerate(field_names)}
     num_fields = len(field_names)
-    # field -> term -> hits as (docNum, freq/norm entry, location entry), both already encoded
-    postings: list[dict[bytes, list[tuple[int, bytes, bytes]]]] = [{} for _ in field_names]
+    # field -> term -> its hits as parallel lists: docNums, freq/norm entries, location entries (encoded)
+    postings: list[dict[bytes, tuple[list[int], list[bytes], list[bytes]]]] = [{} for _ in field_names]
     has_docvalues = [False] * num_fields
 
     out = bytearray()
@@ -117,12 +117,12 @@ def _build(documents: Sequence[Document], chunk_factor: int) -> bytes:
             bits = norm_bits(length)
             field_postings = postings[fid]
             for term, (freq, locations) in merged.items():
-                hit = (doc_num, encode_freq_norm(freq, bool(locations), bits), location_entry(locations))
                 hits = field_postings.get(term)
                 if hits is None:
-                    field_postings[term] = [hit]
-                else:
-                    hits.append(hit)
+                    hits = field_postings[term] = ([], [], [])
+                hits[0].append(doc_num)
+                hits[1].append(encode_freq_norm(freq, bool(locations), bits))
+                hits[2].append(location_entry(locations))
 
         doc_id = None
         values = []
@@ -155,10 +155,10 @@ def _build(documents: Sequence[Document], chunk_factor: int) -> bytes:
         for fid in range(num_fields):
             builder = FstBuilder()
             doc_terms: dict[int, list[bytes]] | None = {} if has_docvalues[fid] else None
-            for term in sorted(postings[fid]):
-                hits = postings[fid][term]
-                docs = [h[0] for h in hits]
-                offset = write_postings(out, docs, [h[1] for h in hits], [h[2] for h in hits], chunk_factor, chunks)
+            field_postings = postings[fid]
+            for term in sorted(field_postings):
+                docs, freq_entries, loc_entries = field_postings[term]
+                offset = write_postings(out, docs, freq_entries, loc_entries, chunk_factor, chunks)
                 builder.insert(term, offset)
                 if doc_terms is not None:
                     for doc in docs:
