@@ -22,7 +22,7 @@ import re
 import struct
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
-from itertools import accumulate
+from itertools import accumulate, islice
 from typing import NamedTuple
 
 import numpy as np
@@ -283,21 +283,27 @@ class PostingsList:
     def __iter__(self) -> Iterator[Posting]:
         """The hits in docNum order."""
         if self._hits is None:
-            try:
-                return iter(self._postings())
-            except _IRREGULAR:  # the checked decoder says what is wrong, as the hits are consumed
-                hits = self._decode()
-        else:
-            hits = self._hits
-        return (h.posting for h in hits)
+            return self._bulk_or_checked()
+        return (h.posting for h in self._hits)
 
-    def _postings(self) -> list[Posting]:
+    def _bulk_or_checked(self) -> Iterator[Posting]:
+        """The bulk decoder's hits, as they are consumed (a list of a million hits is not made
+        for the first ten); where it meets bytes it does not take, the checked decoder goes on
+        from the same hit and says what is wrong."""
+        n = 0
+        try:
+            for n, posting in enumerate(self._postings(), 1):
+                yield posting
+        except _IRREGULAR:
+            yield from (h.posting for h in islice(self._decode(), n, None))
+
+    def _postings(self) -> Iterator[Posting]:
         """The hits decoded in bulk. In the layout zap writes, a term's bytes from its freq/norm
         block to its postings record are nothing but uvarints (freq/norm block, location block),
         so one regex split and one table look-up per uvarint read them all; every chunk's entries
         must then fill exactly its [previous end, end) span. Raises one of ``_IRREGULAR`` wherever
-        the bytes differ from that layout (the checked :meth:`_decode` then reads the list, and
-        says what is wrong), so what it returns is what :meth:`_decode` yields."""
+        the bytes differ from that layout (the checked :meth:`_decode` then reads on, and says
+        what is wrong), so what it yields is what :meth:`_decode` yields."""
         data, _, freq_offset, loc_offset, _, cf, _, _, record_offset = self._record
         if not freq_offset < loc_offset < record_offset or data[record_offset - 1] & 0x80:
             raise ValueError("not zap's block layout")
@@ -314,7 +320,6 @@ class PostingsList:
         if (at[loc_count] != loc_offset - freq_offset or freq_ends[-1] != at[loc_count] - freq_start
                 or loc_ends[-1] != at[-1] - loc_start or freq_ends != sorted(freq_ends) or loc_ends != sorted(loc_ends)):
             raise ValueError("block headers")
-        out = []
         chunk = -1
         for doc in docs:
             if doc // cf != chunk:  # the chunk before ends here, the next one starts here
@@ -342,10 +347,9 @@ class PostingsList:
                 if at[k] != body_end:
                     raise ValueError("a location byte length")
                 locations = tuple(found)
-            out.append(_new(Posting, (doc, code >> 1, bits, locations)))
+            yield _new(Posting, (doc, code >> 1, bits, locations))
         if chunk >= 0 and (freq_ends[chunk] != at[i] - freq_start or loc_ends[chunk] != at[k] - loc_start):
             raise ValueError("chunk end offsets")
-        return out
 
     def _decode(self) -> Iterator[RawHit]:
         data, source, freq_offset, loc_offset, file_end, cf, _, _, _ = self._record
