@@ -32,7 +32,7 @@ import numpy as np
 import xxhash
 
 from indexbridge.bytes import ByteReader
-from indexbridge.paimon.fileindex.fasthash import INTEGRAL_ROOTS, WANG64_MULTIPLIERS, fast_hash, wang64
+from indexbridge.paimon.fileindex.fasthash import INTEGRAL_ROOTS, WANG64_MULTIPLIERS, fast_hash, wang64_unsigned
 from indexbridge.paimon.fileindex.predicate import REMAIN, SKIP, FileIndexResult
 from indexbridge.paimon.fileindex.values import Column, DataType, bytes_key, factorize_column, value_column
 
@@ -129,13 +129,34 @@ def _positions(hashes: np.ndarray, num_hashes: int, num_bits: int) -> np.ndarray
 
 
 def _value_hasher(t: DataType) -> Callable[[object], int]:
-    """The ``FastHash`` of one value of the type (any 64-bit pattern), dispatched once per
+    """The ``FastHash`` of one value of the type as an unsigned 64-bit pattern, dispatched once per
     filter rather than per probe."""
     if t.is_string or t.is_binary:
         return lambda value: xxhash.xxh64_intdigest(bytes_key(t, value))
     if t.root in INTEGRAL_ROOTS:
-        return lambda value: wang64(int(value))
-    return lambda value: fast_hash(t.root, value, t.precision)
+        return wang64_unsigned
+    return lambda value: fast_hash(t.root, value, t.precision) & 0xFFFFFFFFFFFFFFFF
+
+
+def _prober(bits: bytes | memoryview, num_bits: int, num_hashes: int, fast_hash_u64: Callable[[object], int]) -> Callable[[object], bool]:
+    """One value's probe in plain integers, its state bound in a closure: a query asks for one
+    value at a time, and each attribute lookup or call is a measurable part of its ~1 µs (the
+    arrays of :meth:`BloomFilterIndex.might_contain_hashes` pay off from a few dozen values).
+    Unsigned 32-bit arithmetic: the Java ``int`` c, made ``~c`` when negative, is ``c ^
+    0xFFFFFFFF`` when bit 31 is set."""
+    probes = range(num_hashes)
+
+    def might_contain(value: object) -> bool:
+        h = fast_hash_u64(value)
+        c, h2 = h & 0xFFFFFFFF, h >> 32  # (int) hash, (int) (hash >>> 32)
+        for _ in probes:
+            c = c + h2 & 0xFFFFFFFF  # h1 + i * h2, wrapping
+            pos = (c if c < 0x80000000 else c ^ 0xFFFFFFFF) % num_bits
+            if not bits[pos >> 3] >> (pos & 7) & 1:
+                return False
+        return True
+
+    return might_contain
 
 
 class BloomFilterIndex:
@@ -150,7 +171,8 @@ class BloomFilterIndex:
         self._bits = bits if isinstance(bits, bytes) else memoryview(bits).toreadonly()
         self.bits = np.frombuffer(self._bits, np.uint8)
         self._num_bits = 8 * len(self._bits)
-        self._fast_hash = _value_hasher(data_type)
+        #: ``might_contain(value) -> bool``: whether every probed bit of the value is set
+        self.might_contain = _prober(self._bits, self._num_bits, num_hashes, _value_hasher(data_type))
 
     @property
     def num_bits(self) -> int:
@@ -199,20 +221,6 @@ class BloomFilterIndex:
         """For each FastHash, whether all its probed bits are set."""
         pos = _positions(hashes, self.num_hashes, self.num_bits)
         return ((self.bits[pos >> 3] >> (pos & 7).astype(np.uint8)) & 1).astype(bool).all(axis=0)
-
-    def might_contain(self, value: object) -> bool:
-        """One value's probe, in plain integers (a query asks for few values; the arrays of
-        :meth:`might_contain_hashes` pay off for many). Unsigned 32-bit arithmetic: the Java
-        ``int`` c, made ``~c`` when negative, is ``c ^ 0xFFFFFFFF`` when bit 31 is set."""
-        h = self._fast_hash(value)
-        c, h2 = h & 0xFFFFFFFF, h >> 32 & 0xFFFFFFFF  # (int) hash, (int) (hash >>> 32)
-        bits, num_bits = self._bits, self._num_bits
-        for _ in range(self.num_hashes):
-            c = c + h2 & 0xFFFFFFFF  # h1 + i * h2, wrapping
-            pos = (c ^ 0xFFFFFFFF if c & 0x80000000 else c) % num_bits
-            if not bits[pos >> 3] >> (pos & 7) & 1:
-                return False
-        return True
 
     def query(self, op: str, literals: Sequence[object] = ()) -> FileIndexResult:
         """Paimon's answer (REMAIN/SKIP) to ``op`` with literals already of the column type (§5.5)."""
