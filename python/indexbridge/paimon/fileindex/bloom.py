@@ -107,13 +107,15 @@ def fast_hash_array(t: DataType, column: Column) -> np.ndarray:
 
 def _positions(hashes: np.ndarray, num_hashes: int, num_bits: int) -> np.ndarray:
     """Probed bit positions, shape (num_hashes, len(hashes)): ``c = h1 + i*h2`` in wrapping
-    32-bit arithmetic, ``~c`` when negative (``c ^ (c >> 31)``), modulo ``num_bits``."""
-    h1 = hashes.astype(np.int32)  # low 32 bits (numpy casts wrap)
+    32-bit arithmetic, ``~c`` when negative (``c ^ (c >> 31)``), modulo ``num_bits``. Computed
+    in 32 bits and returned as ``intp``, the index type numpy scatters with (uint32 indexes are
+    converted inside the assignment, which costs as much as the scatter itself)."""
+    c = hashes.astype(np.int32)  # low 32 bits (numpy casts wrap)
     h2 = (hashes >> 32).astype(np.int32)
-    out = np.empty((num_hashes, len(hashes)), np.uint32)
-    c = h1.copy()
+    out = np.empty((num_hashes, len(hashes)), np.intp)
     t = np.empty_like(c)
     u = t.view(np.uint32)
+    q = np.empty_like(u)
     divisor = np.uint32(num_bits)
     with np.errstate(over="ignore"):
         for i in range(num_hashes):
@@ -122,9 +124,9 @@ def _positions(hashes: np.ndarray, num_hashes: int, num_bits: int) -> np.ndarray
             t ^= c  # ~c when c < 0
             # u % divisor as u - (u // divisor) * divisor: numpy divides by a scalar much faster
             # than it takes a remainder
-            np.floor_divide(u, divisor, out=out[i])
-            out[i] *= divisor
-            np.subtract(u, out[i], out=out[i])
+            np.floor_divide(u, divisor, out=q)
+            q *= divisor
+            np.subtract(u, q, out=out[i])
     return out
 
 
