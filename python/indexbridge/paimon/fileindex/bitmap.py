@@ -78,6 +78,7 @@ _SUPPORTED = frozenset({"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "FLOAT", "DO
                         "TIME_WITHOUT_TIME_ZONE", "TIMESTAMP_WITHOUT_TIME_ZONE",
                         "TIMESTAMP_WITH_LOCAL_TIME_ZONE", "CHAR", "VARCHAR"})  # fmt: skip
 _I32 = struct.Struct(">i")
+_U32 = struct.Struct(">I")
 _I32X2 = struct.Struct(">ii")
 _MEMORY_UNITS = {"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10,
                  "m": 1 << 20, "mb": 1 << 20, "mebibytes": 1 << 20, "g": 1 << 30, "gb": 1 << 30,
@@ -398,13 +399,19 @@ class BitmapIndex(IndexReader):
         starts = self._block_heads.get(i)
         if starts is None:
             reader, count = self._block_reader(i)
-            data, pos, end, starts = reader.data, reader.pos, reader.end, []
-            for _ in range(count):
-                n = _I32.unpack_from(data, pos)[0] if pos + 4 <= end else -1
-                if n < 0 or pos + 12 + n > end:
-                    return self._block(i).get(key)
-                starts.append(pos)
-                pos += 12 + n
+            data, pos, end, starts = reader.data, reader.pos, reader.end, [0] * count
+            unpack = _U32.unpack_from
+            # Two operations per entry, checked after the walk: read unsigned, a key length only
+            # moves forward, so the entries lie in the block when the walk ends inside it (a
+            # walk beyond the data stops at struct.error)
+            try:
+                for j in range(count):
+                    starts[j] = pos
+                    pos += 12 + unpack(data, pos)[0]
+            except struct.error:
+                pos = end + 1
+            if pos > end:
+                return self._block(i).get(key)
             self._block_heads[i] = starts
         data = self._reader.data
         lo, hi = 0, len(starts) - 1

@@ -76,7 +76,7 @@ def wang64_array(keys: np.ndarray) -> np.ndarray:
     return key
 
 
-_CHUNK = 1 << 16  # rows hashed at a time: the temporaries stay in the CPU cache
+_CHUNK = 1 << 15  # rows hashed at a time: the temporaries stay in the CPU cache
 
 
 def _check_supported(t: DataType) -> None:
