@@ -196,26 +196,29 @@ class BitmapIndex(IndexReader):
             raise ValueError(f"bitmap index version must be 1 or 2, got {version}")
         col = factorize_column(data_type, column)
         index = cls(data_type, col.row_count, version, index_block_size)
-        index._nulls = bitmap_from_mask(col.codes < 0)
-        rows = np.flatnonzero(col.codes >= 0)
-        if len(rows) == 0:
+        uniques = col.keys
+        if not uniques:
+            index._nulls = bitmap_from_mask(col.codes < 0)
             return index
-        codes, uniques = col.codes[rows], col.keys
-        counts = np.bincount(codes, minlength=len(uniques))
-        # numpy sorts 8/16-bit integers stably with a radix sort: use the narrowest code type
-        narrow = np.uint16 if len(uniques) <= 1 << 16 else np.int64
-        grouped = rows[np.argsort(codes.astype(narrow), kind="stable")]
+        # rows grouped by key number + 1 (nulls first), each group in row order: one stable sort
+        # of every row, which numpy does with a radix sort for 8/16-bit integers
+        groups = col.codes + 1
+        counts = np.bincount(groups, minlength=len(uniques) + 1)
+        narrow = np.uint16 if len(uniques) < 1 << 16 else np.int64
+        grouped = np.argsort(groups.astype(narrow), kind="stable")
         ends = np.cumsum(counts)
         starts = ends - counts
-        for k, (start, end) in enumerate(zip(starts.tolist(), ends.tolist())):
+        index._nulls = bitmap_of(grouped[: ends[0]])
+        for k, (start, end) in enumerate(zip(starts[1:].tolist(), ends[1:].tolist())):
             index._rows[uniques[k]] = int(grouped[start]) if end - start == 1 else bitmap_of(grouped[start:end])
         # computeIfAbsent for every non-null row: the keys in first-occurrence order, plus one
-        # call if any follows the last insertion (see hashmap_compute_if_absent_order)
-        first_of_last = int(np.flatnonzero(codes == len(uniques) - 1)[0])
+        # call if any follows the last insertion (see hashmap_compute_if_absent_order): whether
+        # the first row of the last key is before the last row of some key
+        follows = int(grouped[starts[-1]]) < int(grouped[ends[1:] - 1].max())
         hash_codes = java_hash_codes(data_type, np.array(uniques, dtype=object if data_type.is_string else np.int64))
         cmp = java_comparator(data_type)
         order = compute_if_absent_order_of_new_keys(
-            hash_codes, first_of_last < len(codes) - 1, lambda a, b: cmp(uniques[a], uniques[b])
+            hash_codes, follows, lambda a, b: cmp(uniques[a], uniques[b])
         )
         index._order = [uniques[i] for i in order.tolist()]
         return index
