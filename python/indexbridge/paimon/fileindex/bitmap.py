@@ -45,6 +45,7 @@ Queries (§6.6) return row sets: ``equal``/``in`` the key's rows, ``not_equal``/
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 import struct
 from collections.abc import Sequence
@@ -144,6 +145,12 @@ class _KeyCodec:
             key = bytes(reader.take(n, "string key bytes"))
             out.append((key, *(reader.i32_be(what) for _ in range(ints))))
         return out
+
+
+@functools.lru_cache(maxsize=None)
+def _fixed_entry(t: DataType) -> struct.Struct:
+    """A v2 index-block entry of a fixed-width key: key, offset, length (made once per type)."""
+    return struct.Struct(">" + ("B" if t.root == "BOOLEAN" else fixed_key_struct(t).format.lstrip(">")) + "ii")
 
 
 @dataclass
@@ -369,7 +376,7 @@ class BitmapIndex(IndexReader):
             head = self._block_heads[i] = (reader.pos, count)
         start, count = head
         boolean = self.data_type.root == "BOOLEAN"
-        entry = struct.Struct(">" + ("B" if boolean else fixed_key_struct(self.data_type).format.lstrip(">")) + "ii")
+        entry = _fixed_entry(self.data_type)
         unpack, size, data = entry.unpack_from, entry.size, self._reader.data
         # integral keys sort as themselves; floats and booleans need sortable_key / normalising
         plain = self.data_type.root not in ("FLOAT", "DOUBLE", "BOOLEAN")
