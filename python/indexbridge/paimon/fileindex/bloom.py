@@ -20,6 +20,7 @@ wrapping, ``c = ~c`` when negative, position ``c % numBits``. Nulls are not adde
 
 Queries answer REMAIN or SKIP only (§5.5): ``equal`` is SKIP when a probed bit is clear,
 ``in`` is REMAIN when any literal may be present; everything else is REMAIN.
+``might_contain_many`` answers the equalities of a whole column of literals in one numpy call.
 """
 
 from __future__ import annotations
