@@ -11,5 +11,7 @@ def test_bench_fileindex_smoke(capsys) -> None:
     assert main(["bench", "fileindex", "--rows", "3000", "--queries", "10", "--rounds", "1"]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if line.split(" ", 1)[0] in ("unique_long", "low_card_int", "skewed_string")]
     builds = [line for line in lines if " build " in line]
-    assert len(lines) == 25 and len(builds) == 11
+    batches = [line for line in lines if " batch " in line]
+    assert len(lines) == 28 and len(builds) == 11
+    assert [line.split()[:2] for line in batches] == [[c, "bloom-filter"] for c in ("unique_long", "low_card_int", "skewed_string")]
     assert all(line.endswith("scala=same python=same") for line in builds), "\n".join(builds)

@@ -79,6 +79,9 @@ def _check_bloom(case_dir: Path, case: dict, failures: _Failures, out: Path | No
         got = int(fast_hash_array(t, [typed_value(case["type"], item["value"])])[0])
         failures.expect(f"FastHash({item['value']!r})", got, int(item["hash64"]))
     _check_queries(failures, index, case["type"], case["queries"])
+    equals = [q for q in case["queries"] if q["op"] == "equal"]  # all at once: the batch query
+    batch = index.might_contain_many([typed_value(case["type"], q["literals"][0]) for q in equals])
+    failures.expect("might_contain_many(equal literals)", batch.tolist(), [q["remain"] for q in equals])
     encoded = BloomFilterIndex.from_options(t, _values(case["type"], case["values"]), options).serialize()
     failures.expect_bytes(case["bin"], encoded, reference)
     _write(out, case["bin"], encoded)

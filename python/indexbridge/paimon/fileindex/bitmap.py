@@ -45,6 +45,7 @@ Queries (§6.6) return row sets: ``equal``/``in`` the key's rows, ``not_equal``/
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 import struct
 from collections.abc import Sequence
@@ -78,6 +79,7 @@ _SUPPORTED = frozenset({"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "FLOAT", "DO
                         "TIME_WITHOUT_TIME_ZONE", "TIMESTAMP_WITHOUT_TIME_ZONE",
                         "TIMESTAMP_WITH_LOCAL_TIME_ZONE", "CHAR", "VARCHAR"})  # fmt: skip
 _I32 = struct.Struct(">i")
+_U32 = struct.Struct(">I")
 _I32X2 = struct.Struct(">ii")
 _MEMORY_UNITS = {"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10,
                  "m": 1 << 20, "mb": 1 << 20, "mebibytes": 1 << 20, "g": 1 << 30, "gb": 1 << 30,
@@ -145,6 +147,12 @@ class _KeyCodec:
         return out
 
 
+@functools.lru_cache(maxsize=None)
+def _fixed_entry(t: DataType) -> struct.Struct:
+    """A v2 index-block entry of a fixed-width key: key, offset, length (made once per type)."""
+    return struct.Struct(">" + ("B" if t.root == "BOOLEAN" else fixed_key_struct(t).format.lstrip(">")) + "ii")
+
+
 @dataclass
 class BitmapIndex(IndexReader):
     """A bitmap index: the rows of each key and the null rows.
@@ -195,26 +203,29 @@ class BitmapIndex(IndexReader):
             raise ValueError(f"bitmap index version must be 1 or 2, got {version}")
         col = factorize_column(data_type, column)
         index = cls(data_type, col.row_count, version, index_block_size)
-        index._nulls = bitmap_from_mask(col.codes < 0)
-        rows = np.flatnonzero(col.codes >= 0)
-        if len(rows) == 0:
+        uniques = col.keys
+        if not uniques:
+            index._nulls = bitmap_from_mask(col.codes < 0)
             return index
-        codes, uniques = col.codes[rows], col.keys
-        counts = np.bincount(codes, minlength=len(uniques))
-        # numpy sorts 8/16-bit integers stably with a radix sort: use the narrowest code type
-        narrow = np.uint16 if len(uniques) <= 1 << 16 else np.int64
-        grouped = rows[np.argsort(codes.astype(narrow), kind="stable")]
+        # rows grouped by key number + 1 (nulls first), each group in row order: one stable sort
+        # of every row, which numpy does with a radix sort for 8/16-bit integers
+        groups = col.codes + 1
+        counts = np.bincount(groups, minlength=len(uniques) + 1)
+        narrow = np.uint16 if len(uniques) < 1 << 16 else np.int64
+        grouped = np.argsort(groups.astype(narrow), kind="stable")
         ends = np.cumsum(counts)
         starts = ends - counts
-        for k, (start, end) in enumerate(zip(starts.tolist(), ends.tolist())):
+        index._nulls = bitmap_of(grouped[: ends[0]])
+        for k, (start, end) in enumerate(zip(starts[1:].tolist(), ends[1:].tolist())):
             index._rows[uniques[k]] = int(grouped[start]) if end - start == 1 else bitmap_of(grouped[start:end])
         # computeIfAbsent for every non-null row: the keys in first-occurrence order, plus one
-        # call if any follows the last insertion (see hashmap_compute_if_absent_order)
-        first_of_last = int(np.flatnonzero(codes == len(uniques) - 1)[0])
+        # call if any follows the last insertion (see hashmap_compute_if_absent_order): whether
+        # the first row of the last key is before the last row of some key
+        follows = int(grouped[starts[-1]]) < int(grouped[ends[1:] - 1].max())
         hash_codes = java_hash_codes(data_type, np.array(uniques, dtype=object if data_type.is_string else np.int64))
         cmp = java_comparator(data_type)
         order = compute_if_absent_order_of_new_keys(
-            hash_codes, first_of_last < len(codes) - 1, lambda a, b: cmp(uniques[a], uniques[b])
+            hash_codes, follows, lambda a, b: cmp(uniques[a], uniques[b])
         )
         index._order = [uniques[i] for i in order.tolist()]
         return index
@@ -365,7 +376,7 @@ class BitmapIndex(IndexReader):
             head = self._block_heads[i] = (reader.pos, count)
         start, count = head
         boolean = self.data_type.root == "BOOLEAN"
-        entry = struct.Struct(">" + ("B" if boolean else fixed_key_struct(self.data_type).format.lstrip(">")) + "ii")
+        entry = _fixed_entry(self.data_type)
         unpack, size, data = entry.unpack_from, entry.size, self._reader.data
         # integral keys sort as themselves; floats and booleans need sortable_key / normalising
         plain = self.data_type.root not in ("FLOAT", "DOUBLE", "BOOLEAN")
@@ -398,13 +409,19 @@ class BitmapIndex(IndexReader):
         starts = self._block_heads.get(i)
         if starts is None:
             reader, count = self._block_reader(i)
-            data, pos, end, starts = reader.data, reader.pos, reader.end, []
-            for _ in range(count):
-                n = _I32.unpack_from(data, pos)[0] if pos + 4 <= end else -1
-                if n < 0 or pos + 12 + n > end:
-                    return self._block(i).get(key)
-                starts.append(pos)
-                pos += 12 + n
+            data, pos, end, starts = reader.data, reader.pos, reader.end, [0] * count
+            unpack = _U32.unpack_from
+            # Two operations per entry, checked after the walk: read unsigned, a key length only
+            # moves forward, so the entries lie in the block when the walk ends inside it (a
+            # walk beyond the data stops at struct.error)
+            try:
+                for j in range(count):
+                    starts[j] = pos
+                    pos += 12 + unpack(data, pos)[0]
+            except struct.error:
+                pos = end + 1
+            if pos > end:
+                return self._block(i).get(key)
             self._block_heads[i] = starts
         data = self._reader.data
         lo, hi = 0, len(starts) - 1

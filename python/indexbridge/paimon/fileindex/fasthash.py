@@ -42,17 +42,28 @@ WANG64_MULTIPLIERS = ((1 << 21) - 1, 1 + (1 << 3) + (1 << 8), 1 + (1 << 2) + (1 
 _SIGN64 = 1 << 63
 
 
-def wang64(key: int) -> int:
-    """Paimon's `FastHash.getLongHash`: Thomas Wang's 64-bit mix with arithmetic shifts (signed
-    Java longs; each wrap ``(x + 2^63) mod 2^64 - 2^63`` is written out, as this runs per probe)."""
+# Bits above an arithmetic right shift by 24, 14 and 28 of a negative 64-bit value.
+_FILL24, _FILL14, _FILL28 = (_MASK64 >> n ^ _MASK64 for n in (24, 14, 28))
+
+
+def wang64_unsigned(key: int) -> int:
+    """Paimon's `FastHash.getLongHash` (Thomas Wang's 64-bit mix with arithmetic shifts) as an
+    unsigned 64-bit pattern. It runs once per bloom-filter probe, so it keeps to few integer
+    operations: every step is masked to 64 bits, and a shift of a pattern with bit 63 set fills
+    the vacated bits as the signed shift would."""
     m21, m3_8, m2_4, m31 = WANG64_MULTIPLIERS
-    key = ((key * m21 - 1 + _SIGN64) & _MASK64) - _SIGN64
-    key ^= key >> 24
-    key = ((key * m3_8 + _SIGN64) & _MASK64) - _SIGN64
-    key ^= key >> 14
-    key = ((key * m2_4 + _SIGN64) & _MASK64) - _SIGN64
-    key ^= key >> 28
-    return ((key * m31 + _SIGN64) & _MASK64) - _SIGN64
+    key = int(key) * m21 - 1 & _MASK64
+    key ^= key >> 24 if key < _SIGN64 else key >> 24 | _FILL24
+    key = key * m3_8 & _MASK64
+    key ^= key >> 14 if key < _SIGN64 else key >> 14 | _FILL14
+    key = key * m2_4 & _MASK64
+    key ^= key >> 28 if key < _SIGN64 else key >> 28 | _FILL28
+    return key * m31 & _MASK64
+
+
+def wang64(key: int) -> int:
+    """:func:`wang64_unsigned` as a signed Java long."""
+    return to_java_long(wang64_unsigned(key))
 
 
 def float_to_int_bits(value: float) -> int:

@@ -286,13 +286,9 @@ def factorize_column(t: DataType, column: Column) -> FactorizedColumn:
             distinct = uniques.tolist()
         return FactorizedColumn(codes, [bytes_key(t, v) for v in distinct])
     col = value_column(t, column)
-    valid_rows = np.flatnonzero(col.valid)
-    codes = np.full(col.row_count, -1, np.int64)
-    if len(valid_rows) == 0:
-        return FactorizedColumn(codes, [])
-    valid_codes, uniques = pd.factorize(col.values[valid_rows])
-    codes[valid_rows] = valid_codes
-    return FactorizedColumn(codes, uniques.tolist())
+    # pandas' masked factorize: one hash pass over all rows, nulls coded -1
+    codes, uniques = pd.arrays.IntegerArray(col.values, ~col.valid).factorize()
+    return FactorizedColumn(codes.astype(np.int64, copy=False), uniques.tolist())
 
 
 # ---------------------------------------------------------------------------------------------
