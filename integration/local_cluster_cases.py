@@ -47,7 +47,9 @@ WORDS = ["spark", "span", "zap", "bleve", "index", "segment", "merge", "query", 
 
 @pytest.fixture(scope="module")
 def spark():
-    session = start_session("local-cluster[2,1,1024]", "indexbridge-faults", **{"spark.task.maxFailures": "2"})
+    # executors with the C1 compiler only, as the driver (conftest.py): minutes of small jobs
+    conf = {"spark.task.maxFailures": "2", "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1"}
+    session = start_session("local-cluster[2,1,1024]", "indexbridge-faults", **conf)
     session.sparkContext.setLogLevel("OFF")  # the failures are the point: no task error logs
     yield session
     session.stop()
