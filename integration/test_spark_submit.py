@@ -25,6 +25,7 @@ def test_scala_job_writes_deletion_files_python_reads(tmp_path: Path, bitmap64: 
             str(spark_submit),
             "--master", "local[2]",
             "--conf", "spark.ui.enabled=false",
+            "--driver-java-options", "-XX:TieredStopAtLevel=1",  # as the other test JVMs (conftest.py)
             "--class", "io.indexbridge.examples.DeletionVectorsJob",
             str(jar_path()),
             str(tmp_path), str(rows), str(bitmap64).lower(),
