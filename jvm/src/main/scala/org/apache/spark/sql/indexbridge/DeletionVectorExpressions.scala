@@ -57,12 +57,17 @@ case class DvAgg(
   * cache miss each: 36% of the aggregate's samples in JFR over 1000 files); appending to a
   * small array and adding a batch with `addN` touches one group's containers once per batch.
   * The array starts at 8 and doubles up to MaxPending, so a group costs at most 1 KiB more than
-  * its DV. */
+  * its DV.
+  *
+  * Inside a [[BoundedPartialAggregateExec]] chunk, the buffer adds what it holds to the chunk's
+  * [[HeldBytes]]: [[GroupBytes]] when created, [[PositionBytes]] per position it flushes. */
 final class DvAggBuffer(dv: DeletionVector) {
   import DvAggBuffer._
 
   private var pending = new Array[Long](InitialPending)
   private var count = 0
+  private val held = HeldBytes.current.get
+  if (held != null) held.bytes += GroupBytes
 
   def delete(position: Long): Unit = {
     dv.checkPosition(position) // fail on the row that carries it, not at the next flush
@@ -85,6 +90,7 @@ final class DvAggBuffer(dv: DeletionVector) {
 
   private def flush(): Unit = if (count > 0) {
     dv.deleteAll(pending, count)
+    if (held != null) held.bytes += count * PositionBytes
     count = 0
   }
 }
@@ -92,6 +98,16 @@ final class DvAggBuffer(dv: DeletionVector) {
 object DvAggBuffer {
   private val InitialPending = 8
   private val MaxPending = 128
+
+  /** A group's memory besides its positions: the pending array at its largest (1 KiB), the
+    * empty DV and RoaringBitmap, and the hash map's entry, key and buffer row. */
+  private val GroupBytes = 1536L
+
+  /** An upper bound of a position's share of a RoaringBitmap: array containers take 2 bytes per
+    * position (up to 4 with their growth slack), bitmap containers at most 2 (8 KiB from 4097
+    * positions), run containers 4 per run. Positions 65536 or more apart each open a container
+    * (~50 bytes): a 32-bit DV has at most 32768 of them. */
+  private val PositionBytes = 8L
 }
 
 /** Decodes a binary column once per distinct value in a row stream: consecutive rows usually
