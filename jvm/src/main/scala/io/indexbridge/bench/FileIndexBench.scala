@@ -155,7 +155,7 @@ object FileIndexBench {
     * in (after a full GC, above the heap before it) and the bytes the build allocates (this
     * thread, serialize included). Returns JSON rows `{index_type, rows, build_s, gc_s,
     * held_bytes, allocated_bytes}` for ours and the same keys prefixed `paimon_` for Paimon's. */
-  def scale(small: Int, large: Int, rounds: Int): String = {
+  def scale(small: Int, large: Int, rounds: Int, indexTypes: Seq[String] = ScaleIndexTypes): String = {
     val memory = java.lang.management.ManagementFactory.getMemoryMXBean
     val threads = java.lang.management.ManagementFactory.getThreadMXBean.asInstanceOf[com.sun.management.ThreadMXBean]
     val collectors = java.lang.management.ManagementFactory.getGarbageCollectorMXBeans
@@ -163,7 +163,7 @@ object FileIndexBench {
     def gcMillis(): Long = { var t = 0L; collectors.forEach(c => t += math.max(0L, c.getCollectionTime)); t }
     val mapper = new ObjectMapper()
     val out = mapper.createArrayNode()
-    for (indexType <- Seq("bloom-filter", "bitmap", "bsi", RangeBitmapIndex.Identifier); rows <- Seq(small, large)) {
+    for (indexType <- indexTypes; rows <- Seq(small, large).distinct) {
       val options = if (indexType == "bloom-filter") Map("items" -> rows.toString) else Map.empty[String, String]
       val paimonOptions = new Options()
       options.foreach { case (k, v) => paimonOptions.set(k, v) }
@@ -214,13 +214,17 @@ object FileIndexBench {
     mapper.writeValueAsString(out)
   }
 
-  /** `FileIndexBench scale SMALL LARGE ROUNDS` prints [[scale]]'s JSON (the bench runs it in a JVM
-    * of its own, with a heap of its own). Otherwise a profiling loop over one row of the bench
+  private val ScaleIndexTypes = Seq("bloom-filter", "bitmap", "bsi", RangeBitmapIndex.Identifier)
+
+  /** `FileIndexBench scale SMALL LARGE ROUNDS [INDEX_TYPE...]` prints [[scale]]'s JSON (the bench
+    * runs it in a JVM of its own, with a heap of its own; one index type and SMALL = LARGE for a
+    * profiler). Otherwise a profiling loop over one row of the bench
     * (for JFR or async-profiler; prints ms per run):
     * `FileIndexBench DIR COLUMNS_JSON COLUMN INDEX_TYPE ours|paimon build|query|range SECONDS`,
     * with DIR and COLUMNS_JSON as [[run]] takes them. */
   def main(args: Array[String]): Unit =
-    if (args.headOption.contains("scale")) println(scale(args(1).toInt, args(2).toInt, args(3).toInt))
+    if (args.headOption.contains("scale"))
+      println(scale(args(1).toInt, args(2).toInt, args(3).toInt, if (args.length > 4) args.drop(4).toSeq else ScaleIndexTypes))
     else profile(args)
 
   private def profile(args: Array[String]): Unit = {

@@ -59,21 +59,31 @@ case class DvAgg(
   * The array starts at 8 and doubles up to MaxPending, so a group costs at most 1 KiB more than
   * its DV.
   *
-  * Inside a [[BoundedPartialAggregateExec]] chunk, the buffer adds what it holds to the chunk's
-  * [[HeldBytes]]: [[GroupBytes]] when created, [[PositionBytes]] per position it flushes. */
+  * Inside a [[BoundedPartialAggregateExec]] chunk, the buffer keeps what it holds added to the
+  * chunk's [[HeldBytes]]: [[GroupBytes]], the pending array and the DV's bitmaps, updated when
+  * created, when the array grows and after each flush. */
 final class DvAggBuffer(dv: DeletionVector) {
   import DvAggBuffer._
 
   private var pending = new Array[Long](InitialPending)
   private var count = 0
   private val held = HeldBytes.current.get
-  if (held != null) held.bytes += GroupBytes
+  private var accounted = 0L
+  account()
+
+  private def account(): Unit = if (held != null) {
+    val bytes = GroupBytes + 8L * pending.length + dv.heapBytes
+    held.bytes += bytes - accounted
+    accounted = bytes
+  }
 
   def delete(position: Long): Unit = {
     dv.checkPosition(position) // fail on the row that carries it, not at the next flush
     if (count == pending.length) {
-      if (count < MaxPending) pending = java.util.Arrays.copyOf(pending, count * 2)
-      else flush()
+      if (count < MaxPending) {
+        pending = java.util.Arrays.copyOf(pending, count * 2)
+        account()
+      } else flush()
     }
     pending(count) = position
     count += 1
@@ -90,8 +100,8 @@ final class DvAggBuffer(dv: DeletionVector) {
 
   private def flush(): Unit = if (count > 0) {
     dv.deleteAll(pending, count)
-    if (held != null) held.bytes += count * PositionBytes
     count = 0
+    account()
   }
 }
 
@@ -99,15 +109,9 @@ object DvAggBuffer {
   private val InitialPending = 8
   private val MaxPending = 128
 
-  /** A group's memory besides its positions: the pending array at its largest (1 KiB), the
-    * empty DV and RoaringBitmap, and the hash map's entry, key and buffer row. */
-  private val GroupBytes = 1536L
-
-  /** An upper bound of a position's share of a RoaringBitmap: array containers take 2 bytes per
-    * position (up to 4 with their growth slack), bitmap containers at most 2 (8 KiB from 4097
-    * positions), run containers 4 per run. Positions 65536 or more apart each open a container
-    * (~50 bytes): a 32-bit DV has at most 32768 of them. */
-  private val PositionBytes = 8L
+  /** A group's objects besides its pending array and bitmaps: the hash map's entry, key and
+    * buffer row, this buffer, the DV and its arrays (an estimate from their layouts). */
+  private val GroupBytes = 512L
 }
 
 /** Decodes a binary column once per distinct value in a row stream: consecutive rows usually
