@@ -155,10 +155,12 @@ def _scale(small: int, large: int, rounds: int) -> None:
     print(f"{'scale':<6} {'index':<13} {header} {'GC':>6} {'Paimon GC':>9}")
     for index_type in dict.fromkeys(r["index_type"] for r in report):
         s, l = by[(index_type, small)], by[(index_type, large)]
-        if "out_of_memory" in s or "out_of_memory" in l:
-            print(f"{'scale':<6} {index_type:<13} out of memory at {large if 'out_of_memory' in l else small} rows")
-            continue
         cells = []
         for key, unit in (("build_s", 1e3), ("paimon_build_s", 1e3), ("held_bytes", 1 / 2**20), ("allocated_bytes", 1 / 2**20)):
-            cells.append(f"{s[key] * unit:9.1f} {l[key] * unit:9.1f} {l[key] / max(s[key], 1e-9):6.1f}")
-        print(f"{'scale':<6} {index_type:<13} " + " ".join(cells) + f" {l['gc_s']:6.2f} {l['paimon_gc_s']:9.2f}")
+            side = "paimon_" if key.startswith("paimon_") else ""
+            if f"{side}out_of_memory" in s or f"{side}out_of_memory" in l:
+                cells.append(f"{'out of memory at ' + str(large if side + 'out_of_memory' in l else small):>26}")
+            else:
+                cells.append(f"{s[key] * unit:9.1f} {l[key] * unit:9.1f} {l[key] / max(s[key], 1e-9):6.1f}")
+        gc = [f"{l[k]:6.2f}" if k in l else f"{'-':>6}" for k in ("gc_s", "paimon_gc_s")]
+        print(f"{'scale':<6} {index_type:<13} " + " ".join(cells) + f" {gc[0]:>6} {gc[1]:>9}")

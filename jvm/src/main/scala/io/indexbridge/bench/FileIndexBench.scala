@@ -154,7 +154,8 @@ object FileIndexBench {
     * with the garbage-collection time of that build, the heap the writer holds once every row is
     * in (after a full GC, above the heap before it) and the bytes the build allocates (this
     * thread, serialize included). Returns JSON rows `{index_type, rows, build_s, gc_s,
-    * held_bytes, allocated_bytes}` for ours and the same keys prefixed `paimon_` for Paimon's. */
+    * held_bytes, allocated_bytes}` for ours and the same keys prefixed `paimon_` for Paimon's;
+    * `out_of_memory` / `paimon_out_of_memory` (the heap's size) instead for a side that ran out. */
   def scale(small: Int, large: Int, rounds: Int, indexTypes: Seq[String] = ScaleIndexTypes): String = {
     val memory = java.lang.management.ManagementFactory.getMemoryMXBean
     val threads = java.lang.management.ManagementFactory.getThreadMXBean.asInstanceOf[com.sun.management.ThreadMXBean]
@@ -170,6 +171,7 @@ object FileIndexBench {
       // one side's writer: write(value or null), then serialize
       final class Side(val prefix: String, open: () => (AnyRef => Unit, () => Array[Byte])) {
         var held, allocated = 0L
+        var outOfMemory = false
         val times = scala.collection.mutable.ArrayBuffer.empty[(Double, Double)]
         def build(measure: Boolean): Unit = {
           val before = if (measure) heapUsed() else 0L
@@ -201,15 +203,20 @@ object FileIndexBench {
         (v => w.writeRecord(v), () => w.serializedBytes())
       })
       val row = out.addObject().put("index_type", indexType).put("rows", rows)
-      try {
-        Seq(ours, paimon).foreach(_.build(measure = true))
-        (1 to rounds).foreach { _ => ours.timed(); paimon.timed() }
-        for (side <- Seq(ours, paimon)) {
+      // a side that runs out of heap (Paimon's bitmap writers at 10M unique values hold ~2 GiB) is
+      // left out of the rounds that follow; the other side goes on
+      def attempt(side: Side)(body: => Unit): Unit =
+        if (!side.outOfMemory) try body catch { case _: OutOfMemoryError => side.outOfMemory = true }
+      Seq(ours, paimon).foreach(side => attempt(side)(side.build(measure = true)))
+      (1 to rounds).foreach { _ => Seq(ours, paimon).foreach(side => attempt(side)(side.timed())) }
+      for (side <- Seq(ours, paimon)) {
+        if (side.outOfMemory) row.put(side.prefix + "out_of_memory", memory.getHeapMemoryUsage.getMax)
+        else {
           val (time, gc) = side.times.minBy(_._1)
           row.put(side.prefix + "build_s", time).put(side.prefix + "gc_s", gc)
             .put(side.prefix + "held_bytes", side.held).put(side.prefix + "allocated_bytes", side.allocated)
         }
-      } catch { case _: OutOfMemoryError => row.put("out_of_memory", memory.getHeapMemoryUsage.getMax) }
+      }
     }
     mapper.writeValueAsString(out)
   }
