@@ -41,8 +41,9 @@ class DvAggSparkSpec extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSpa
       val rows = new scala.util.Random(seed).shuffle(files.zipWithIndex.flatMap { case (set, f) => set.toSeq.map(p => (s"f$f", p)) })
       val deletes = spark.createDataFrame(rows).toDF("file", "pos").repartition(4)
       val expected = files.zipWithIndex.collect { case (set, f) if set.nonEmpty => s"f$f" -> paimonFrame(set, bitmap64) }.toMap
-      // 8000 bytes: a chunk ends after about a thousand positions; 64 MiB: one chunk per task; 0: Spark's plan
-      for (budget <- Seq("8000", BoundedDvAggregation.DefaultPartialBytes.toString, "0")) {
+      // 8000 bytes: a chunk ends after about a thousand positions; 1 byte: a chunk of one row, then
+      // Spark's sort-based aggregation for the rest of the task; 64 MiB: one chunk per task; 0: Spark's plan
+      for (budget <- Seq("8000", "1", BoundedDvAggregation.DefaultPartialBytes.toString, "0")) {
         spark.conf.set(BoundedDvAggregation.PartialBytesKey, budget)
         val df = deletes.groupBy("file").agg(dvAgg(col("pos"), bitmap64).as("dv"), count(lit(1)).as("n"))
         val got = df.collect().map(r => r.getString(0) -> (r.getAs[Array[Byte]]("dv").toSeq, r.getLong(2))).toMap
@@ -57,7 +58,12 @@ class DvAggSparkSpec extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSpa
         else {
           assert(bounded.size == 1 && nodes.exists(_.nodeName == "SortAggregate"), df.queryExecution.executedPlan.toString)
           val chunks = bounded.head.metrics("chunks").value
-          if (budget == "8000") assert(chunks > 4, s"$chunks chunks") else assert(chunks <= 4, s"$chunks chunks")
+          val sorted = bounded.head.metrics("numTasksFallBacked").value
+          budget match {
+            case "8000" => assert(chunks > 4 && sorted == 0, s"$chunks chunks, $sorted sorting")
+            case "1"    => assert(chunks <= 8 && sorted > 0, s"$chunks chunks, $sorted sorting")
+            case _      => assert(chunks <= 4 && sorted == 0, s"$chunks chunks, $sorted sorting")
+          }
         }
       }
       spark.conf.unset(BoundedDvAggregation.PartialBytesKey)

@@ -58,10 +58,17 @@ object BoundedDvAggregation {
       agg.aggregateExpressions.exists(_.aggregateFunction.isInstanceOf[DvAgg])
 }
 
+private object BoundedPartialAggregateExec {
+  val MinRowsPerGroup = 8
+}
+
 /** The partial half of a grouped aggregation with `ib_dv_agg` buffers, in bounded memory: Spark's
   * [[ObjectAggregationIterator]] over consecutive chunks of each task's rows, a chunk ending once
   * the DV buffers it created report holding `partialBytes` ([[HeldBytes]]). Its output rows are
-  * those of ObjectHashAggregateExec in Partial mode, a group appearing once per chunk that saw it. */
+  * those of ObjectHashAggregateExec in Partial mode, a group appearing once per chunk that saw it.
+  * When the groups' own objects fill the budget (a chunk ends with fewer than MinRowsPerGroup rows
+  * per group), the rest of the task goes to one iterator that falls back to Spark's sort-based
+  * aggregation once it holds that chunk's number of groups. */
 case class BoundedPartialAggregateExec(
     groupingExpressions: Seq[NamedExpression],
     aggregateExpressions: Seq[AggregateExpression],
@@ -71,6 +78,8 @@ case class BoundedPartialAggregateExec(
     partialBytes: Long,
     child: SparkPlan)
     extends UnaryExecNode {
+
+  import BoundedPartialAggregateExec.MinRowsPerGroup
 
   override def output: Seq[Attribute] = resultExpressions.map(_.toAttribute)
   override def outputPartitioning: Partitioning = child.outputPartitioning
@@ -88,19 +97,28 @@ case class BoundedPartialAggregateExec(
     val (spillSize, fallBacks) = (longMetric("spillSize"), longMetric("numTasksFallBacked"))
     child.execute().mapPartitionsWithIndexInternal { (partIndex, input) =>
       val held = new HeldBytes
+      var rows = 0L
+      // Spark's sort-based aggregation for the rest of the task, after a chunk that ended with
+      // fewer than MinRowsPerGroup rows per group: the groups' own objects fill the budget, and
+      // chunking would pass nearly every row on as a DV of its own (measured 7.6x slower than
+      // one hash map over 40k files per task at 16 MiB)
+      var sortGroups = 0
       // rows up to the budget: the chunk's end
       val chunk = new Iterator[InternalRow] {
-        override def hasNext: Boolean = held.bytes < partialBytes && input.hasNext
-        override def next(): InternalRow = input.next()
+        override def hasNext: Boolean = (sortGroups > 0 || held.bytes < partialBytes) && input.hasNext
+        override def next(): InternalRow = { rows += 1; input.next() }
       }
       def aggregate(): Iterator[InternalRow] = {
+        if (held.groups > 0 && rows < MinRowsPerGroup * held.groups) sortGroups = held.groups.toInt
         held.bytes = 0
+        held.groups = 0
+        rows = 0
         chunks += 1
         HeldBytes.current.set(held) // the iterator consumes its chunk while being constructed
         try {
           new ObjectAggregationIterator(partIndex, child.output, groupingExpressions, aggregateExpressions, aggregateAttributes,
             initialInputBufferOffset, resultExpressions, (exprs, schema) => MutableProjection.create(exprs, schema), child.output,
-            chunk, Int.MaxValue, numOutputRows, spillSize, fallBacks)
+            chunk, if (sortGroups > 0) sortGroups else Int.MaxValue, numOutputRows, spillSize, fallBacks)
         } finally HeldBytes.current.remove()
       }
       Iterator.continually(input.hasNext).takeWhile(identity).flatMap(_ => aggregate())
@@ -115,6 +133,7 @@ case class BoundedPartialAggregateExec(
   * aggregated; buffers created elsewhere (final aggregates, plans without the rule) see none. */
 private[indexbridge] final class HeldBytes {
   var bytes = 0L
+  var groups = 0L
 }
 
 private[indexbridge] object HeldBytes {

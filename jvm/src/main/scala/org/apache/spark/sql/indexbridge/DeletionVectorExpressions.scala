@@ -69,6 +69,7 @@ final class DvAggBuffer(dv: DeletionVector) {
   private var count = 0
   private val held = HeldBytes.current.get
   private var accounted = 0L
+  if (held != null) held.groups += 1
   account()
 
   private def account(): Unit = if (held != null) {
