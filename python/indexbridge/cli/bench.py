@@ -5,7 +5,8 @@
 
 * Spark: `ib_dv_agg` (JVM aggregate) against `groupBy(file).count()` and against Spark's
   `bitmap_construct_agg` over the same positions; then the scale line, `ib_dv_agg` straight
-  from `spark.range` in rows/s with the executor's peak heap (`--full`: 200M positions / 10k files).
+  from `spark.range` in rows/s with the executor's peak heap, as indexbridge plans it (bounded)
+  and with Spark's own plan (`--full`: 200M positions / 10k files).
 * Scala codec against raw RoaringBitmap and against Paimon's own `BitmapDeletionVector`
   (inside the JVM, through `io.indexbridge.bench.DvBench`).
 * Python codec against raw pyroaring.
@@ -168,17 +169,49 @@ def bench_spark(positions: int, files: int) -> None:
     _line("spark: ib_dv_agg", ours, "groupBy(file).count()", count, "<= 1.5")
     _line("spark: ib_dv_agg", ours, "bitmap_construct_agg", builtin, "<= 0.33")
     rows.unpersist()
-    bench_spark_scale(spark, positions, files)
+    spark.stop()
+    bench_spark_scale(positions, files)
 
 
-def bench_spark_scale(spark, positions: int, files: int) -> None:
+# Spark's own memory (sorters, shuffle buffers) off the heap in the scale line's session, so that
+# the heap it reports holds the aggregation's objects (DVs, hash maps), not Spark's pages.
+SCALE_OFF_HEAP = "1g"
+DV_PARTIAL_BYTES = "spark.indexbridge.dvAgg.partialBytes"
+SCALE_FULL_GC_MS = 1000
+
+
+def bench_spark_scale(positions: int, files: int) -> None:
     """The scale line: `ib_dv_agg` straight from `spark.range` (nothing cached) in rows/s, with
     the executor's memory (`io.indexbridge.bench.DvAggScale`: peak heap after GC during the job
-    above the heap before it, and Spark's largest per-task `peakExecutionMemory`)."""
-    r = json.loads(spark._jvm.io.indexbridge.bench.DvAggScale.run(spark._jsparkSession, positions, files))
+    above the heap before it, and Spark's largest per-task `peakExecutionMemory`), in a session
+    of its own whose Tungsten memory is off the heap. Then the live heap, sampled by a full GC
+    every SCALE_FULL_GC_MS, as indexbridge plans the aggregate (partial aggregation in chunks of
+    bounded memory, then a sort-based final merge) and with Spark's own plan
+    (`spark.indexbridge.dvAgg.partialBytes=0`: hash aggregates keeping every DV of a task)."""
+    from pyspark.sql import SparkSession
+
+    from indexbridge.spark import configure
+
+    builder = SparkSession.builder.master("local[2]").appName("indexbridge-bench-scale")
+    builder.config("spark.memory.offHeap.enabled", "true").config("spark.memory.offHeap.size", SCALE_OFF_HEAP)
+    if PAIMON_BUNDLE.is_file():  # the Scala codec rows that follow use the session's JVM
+        builder.config("spark.driver.extraClassPath", str(PAIMON_BUNDLE))
+    spark = configure(builder).config("spark.ui.enabled", "false").getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    scale = spark._jvm.io.indexbridge.bench.DvAggScale
+    r = json.loads(scale.run(spark._jsparkSession, positions, files))
     print(f"spark scale: ib_dv_agg {positions} positions / {files} files: {r['seconds']:.1f} s, {r['rows_per_s'] / 1e6:.2f} M rows/s, "
           f"peak heap after GC +{r['peak_live_heap'] / 2**20:.0f} MiB ({r['gcs']} GCs), "
-          f"peak task execution memory {r['peak_execution_memory'] / 2**20:.0f} MiB")
+          f"peak task execution memory {r['peak_execution_memory'] / 2**20:.0f} MiB", flush=True)
+    for plan, partial_bytes in (("bounded", None), ("Spark's plan", "0")):
+        if partial_bytes is None:
+            spark.conf.unset(DV_PARTIAL_BYTES)
+        else:
+            spark.conf.set(DV_PARTIAL_BYTES, partial_bytes)
+        r = json.loads(scale.run(spark._jsparkSession, positions, files, SCALE_FULL_GC_MS))
+        print(f"spark scale memory, {plan + ':':<13} live heap peak +{r['peak_live_heap_full_gc'] / 2**20:.0f} MiB "
+              f"(full GC every {SCALE_FULL_GC_MS} ms: {r['full_gcs']}; {r['seconds']:.1f} s with them)", flush=True)
+    spark.conf.unset(DV_PARTIAL_BYTES)
 
 
 ZAP_TIMES = ("analyze_build_s", "build_s", "lookup_s", "iterate_s")

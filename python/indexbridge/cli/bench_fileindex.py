@@ -160,9 +160,10 @@ SCALE_HEAP = "4g"
 
 
 def _scale(small: int, large: int, rounds: int) -> None:
-    """The scale line: the Scala writers over ``small`` and ``large`` rows of unique longs, in a JVM
-    of their own with a ``SCALE_HEAP`` heap; cost should grow linearly (ratios near large / small),
-    and the heap a writer holds is its own index."""
+    """The scale line: the Scala writers and Paimon's over ``small`` and ``large`` rows of unique
+    longs, in a JVM of their own with a ``SCALE_HEAP`` heap; cost should grow linearly (ratios
+    near large / small), and the heap a writer holds is its own index. Paimon's growth in the same
+    run tells the writer's own cost from the machine's (a bit array outgrowing the caches, GC)."""
     import subprocess
 
     import pyspark
@@ -173,14 +174,18 @@ def _scale(small: int, large: int, rounds: int) -> None:
     command = ["java", f"-Xmx{SCALE_HEAP}", "-cp", classpath, "io.indexbridge.bench.FileIndexBench", "scale", str(small), str(large), str(rounds)]
     report = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
     by = {(r["index_type"], r["rows"]): r for r in report}
-    print(f"\nscale: Scala build over {small} and {large} rows of unique longs (2% nulls), -Xmx{SCALE_HEAP}; x = growth, linear = {large / small:.0f}")
-    print(f"{'scale':<6} {'index':<13} " + " ".join(f"{what:>9} {'(large)':>9} {'x':>6}" for what in ("build ms", "held MB", "alloc MB")))
+    print(f"\nscale: Scala build over {small} and {large} rows of unique longs (2% nulls), ours and Paimon's, -Xmx{SCALE_HEAP}; "
+          f"x = growth, linear = {large / small:.0f}; GC = seconds of the large build in garbage collection")
+    header = " ".join(f"{what:>9} {'(large)':>9} {'x':>6}" for what in ("build ms", "Paimon ms", "held MB", "alloc MB"))
+    print(f"{'scale':<6} {'index':<13} {header} {'GC':>6} {'Paimon GC':>9}")
     for index_type in dict.fromkeys(r["index_type"] for r in report):
         s, l = by[(index_type, small)], by[(index_type, large)]
-        if "out_of_memory" in s or "out_of_memory" in l:
-            print(f"{'scale':<6} {index_type:<13} out of memory at {large if 'out_of_memory' in l else small} rows")
-            continue
         cells = []
-        for key, unit in (("build_s", 1e3), ("held_bytes", 1 / 2**20), ("allocated_bytes", 1 / 2**20)):
-            cells.append(f"{s[key] * unit:9.1f} {l[key] * unit:9.1f} {l[key] / max(s[key], 1e-9):6.1f}")
-        print(f"{'scale':<6} {index_type:<13} " + " ".join(cells))
+        for key, unit in (("build_s", 1e3), ("paimon_build_s", 1e3), ("held_bytes", 1 / 2**20), ("allocated_bytes", 1 / 2**20)):
+            side = "paimon_" if key.startswith("paimon_") else ""
+            if f"{side}out_of_memory" in s or f"{side}out_of_memory" in l:
+                cells.append(f"{'out of memory at ' + str(large if side + 'out_of_memory' in l else small):>26}")
+            else:
+                cells.append(f"{s[key] * unit:9.1f} {l[key] * unit:9.1f} {l[key] / max(s[key], 1e-9):6.1f}")
+        gc = [f"{l[k]:6.2f}" if k in l else f"{'-':>6}" for k in ("gc_s", "paimon_gc_s")]
+        print(f"{'scale':<6} {index_type:<13} " + " ".join(cells) + f" {gc[0]:>6} {gc[1]:>9}")

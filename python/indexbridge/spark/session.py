@@ -26,7 +26,9 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     * ships the jar to the executors (`spark.jars`) and puts it on the driver classpath;
     * registers the `ib_` SQL functions (`spark.sql.extensions`);
     * enables Arrow for the Python kernels;
-    * lets `ib_dv_agg` keep up to 65536 files' DVs per task in the hash aggregate;
+    * lets Spark's object hash aggregate keep up to 65536 groups per task before it sorts (the
+      file-index aggregates; `ib_dv_agg` itself is planned in chunks of bounded memory by the
+      extensions, see `spark.indexbridge.dvAgg.partialBytes`);
     * for local masters (`local`, `local[N]`, `local-cluster[...]`), makes the Python workers run
       this interpreter, which has pyarrow and pyroaring (otherwise they start the system Python).
     """
@@ -36,9 +38,10 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     builder.config("spark.driver.extraClassPath", _append(options.get("spark.driver.extraClassPath"), jar, ":"))
     builder.config("spark.sql.extensions", _append(options.get("spark.sql.extensions"), EXTENSIONS, ","))
     builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
-    # ib_dv_agg keeps one DV per group in Spark's object hash aggregate, which falls back to
-    # sorting every row once a task sees more than 128 groups (files); DVs are small, so allow
-    # many more groups before that (measured: 4x faster over 1000 files). A user's value is kept.
+    # the per-file aggregates keep one index per group in Spark's object hash aggregate, which
+    # falls back to sorting every row once a task sees more than 128 groups (files); allow many
+    # more groups before that (measured for ib_dv_agg with Spark's plan: 4x faster over 1000
+    # files). A user's value is kept.
     if "spark.sql.objectHashAggregate.sortBased.fallbackThreshold" not in options:
         builder.config("spark.sql.objectHashAggregate.sortBased.fallbackThreshold", str(OBJECT_AGGREGATE_GROUPS))
     master = options.get("spark.master", "local[*]")

@@ -22,10 +22,16 @@ import scala.jdk.CollectionConverters._
   *    sorters, shuffle buffers; the object hash aggregate's buffers are not counted there);
   *  - the heap live after a garbage collection, the largest seen while the job ran, minus the
   *    same figure just before (every GC's `memoryUsageAfterGc` summed over pools: a collection
-  *    leaves the live objects, so this bounds what the job's tasks held at once).
+  *    leaves the live objects, so this bounds what the job's tasks held at once);
+  *  - with `fullGcEveryMillis` > 0, a thread runs `System.gc()` that often while the job runs and
+  *    `peak_live_heap_full_gc` is the same figure over those full collections only: a young
+  *    collection's figure also counts the garbage already promoted to the old generation, a
+  *    full one only what is live (the time then includes the collections).
   */
 object DvAggScale {
-  def run(spark: SparkSession, positions: Long, files: Int): String = {
+  def run(spark: SparkSession, positions: Long, files: Int): String = run(spark, positions, files, 0)
+
+  def run(spark: SparkSession, positions: Long, files: Int, fullGcEveryMillis: Int): String = {
     val rows = spark.range(positions).select((col("id") % files).as("file"), (col("id") / files).cast("long").as("pos"))
     val peakTask = new AtomicLong
     val (started, ended) = (new AtomicInteger, new AtomicInteger)
@@ -38,10 +44,18 @@ object DvAggScale {
     System.gc()
     val before = liveHeap()
     val heap = new LiveHeapPeak
+    val collector = new Thread(() =>
+      try while (true) { Thread.sleep(fullGcEveryMillis.toLong); System.gc() }
+      catch { case _: InterruptedException => () })
     spark.sparkContext.addSparkListener(listener)
     val t0 = System.nanoTime()
+    if (fullGcEveryMillis > 0) collector.start()
     try rows.groupBy("file").agg(dvAgg(col("pos")).as("dv")).write.format("noop").mode("overwrite").save()
-    finally heap.close()
+    finally {
+      collector.interrupt()
+      collector.join()
+      heap.close()
+    }
     // the bus delivers a job's task ends before its job end: once every job seen has ended, every task was counted
     val deadline = System.nanoTime() + 10_000_000_000L
     while ((started.get == 0 || ended.get < started.get) && System.nanoTime() < deadline) Thread.sleep(10)
@@ -50,7 +64,8 @@ object DvAggScale {
     new ObjectMapper().createObjectNode()
       .put("positions", positions).put("files", files).put("seconds", seconds).put("rows_per_s", positions / seconds)
       .put("peak_execution_memory", peakTask.get).put("peak_live_heap", math.max(0L, heap.peak - before))
-      .put("gcs", heap.collections).toString
+      .put("gcs", heap.collections).put("peak_live_heap_full_gc", math.max(0L, heap.fullPeak - before))
+      .put("full_gcs", heap.fullCollections).toString
   }
 
   private def heapPools: Set[String] =
@@ -63,16 +78,20 @@ object DvAggScale {
   private final class LiveHeapPeak extends NotificationListener with AutoCloseable {
     private val emitters = ManagementFactory.getGarbageCollectorMXBeans.asScala.collect { case e: NotificationEmitter => e }
     private val heap = heapPools
-    @volatile var peak = 0L
-    @volatile var collections = 0
+    @volatile var peak, fullPeak = 0L
+    @volatile var collections, fullCollections = 0
     @volatile var closedAt = 0L
     emitters.foreach(_.addNotificationListener(this, null, null))
 
     override def handleNotification(n: Notification, handback: AnyRef): Unit =
       if (n.getType == GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION) {
-        val info = GarbageCollectionNotificationInfo.from(n.getUserData.asInstanceOf[CompositeData]).getGcInfo
-        val after = info.getMemoryUsageAfterGc.asScala.collect { case (pool, usage) if heap(pool) => usage.getUsed }.sum
-        synchronized { peak = math.max(peak, after); collections += 1 }
+        val gc = GarbageCollectionNotificationInfo.from(n.getUserData.asInstanceOf[CompositeData])
+        val after = gc.getGcInfo.getMemoryUsageAfterGc.asScala.collect { case (pool, usage) if heap(pool) => usage.getUsed }.sum
+        synchronized {
+          peak = math.max(peak, after)
+          collections += 1
+          if (gc.getGcCause == "System.gc()") { fullPeak = math.max(fullPeak, after); fullCollections += 1 }
+        }
       }
 
     override def close(): Unit = {

@@ -148,52 +148,90 @@ object FileIndexBench {
     mapper.writeValueAsString(out)
   }
 
-  /** The scale line: our writers over `small` and then `large` rows of a BIGINT column of unique
-    * values (2% nulls), made on the fly so that only the index is held. Per index type: the best
-    * of `rounds` build times, the heap the writer holds once every row is in (after a full GC,
-    * above the heap before it) and the bytes the build allocates (this thread, serialize
-    * included). Returns JSON rows `{index_type, rows, build_s, held_bytes, allocated_bytes}`. */
-  def scale(small: Int, large: Int, rounds: Int): String = {
+  /** The scale line: our writers and Paimon's over `small` and then `large` rows of a BIGINT
+    * column of unique values (2% nulls), made on the fly so that only the index is held. Per
+    * index type, size and side (ours, Paimon's, alternating): the best of `rounds` build times
+    * with the garbage-collection time of that build, the heap the writer holds once every row is
+    * in (after a full GC, above the heap before it) and the bytes the build allocates (this
+    * thread, serialize included). Returns JSON rows `{index_type, rows, build_s, gc_s,
+    * held_bytes, allocated_bytes}` for ours and the same keys prefixed `paimon_` for Paimon's;
+    * `out_of_memory` / `paimon_out_of_memory` (the heap's size) instead for a side that ran out. */
+  def scale(small: Int, large: Int, rounds: Int, indexTypes: Seq[String] = ScaleIndexTypes): String = {
     val memory = java.lang.management.ManagementFactory.getMemoryMXBean
     val threads = java.lang.management.ManagementFactory.getThreadMXBean.asInstanceOf[com.sun.management.ThreadMXBean]
+    val collectors = java.lang.management.ManagementFactory.getGarbageCollectorMXBeans
     def heapUsed(): Long = { System.gc(); memory.getHeapMemoryUsage.getUsed }
+    def gcMillis(): Long = { var t = 0L; collectors.forEach(c => t += math.max(0L, c.getCollectionTime)); t }
     val mapper = new ObjectMapper()
     val out = mapper.createArrayNode()
-    for (indexType <- Seq("bloom-filter", "bitmap", "bsi", RangeBitmapIndex.Identifier); rows <- Seq(small, large)) {
+    for (indexType <- indexTypes; rows <- Seq(small, large).distinct) {
       val options = if (indexType == "bloom-filter") Map("items" -> rows.toString) else Map.empty[String, String]
-      var held = 0L
-      var allocated = 0L
-      def build(measure: Boolean): Unit = {
-        val before = if (measure) heapUsed() else 0L
-        val allocatedBefore = threads.getCurrentThreadAllocatedBytes
-        val w = FileIndexContainer.writer(indexType, KeyType.BigIntType, options)
-        var i = 0
-        while (i < rows) {
-          // an odd multiplier permutes the longs: every value distinct
-          w.write(if (i % 50 == 7) null else Long.box(i * 0x9e3779b97f4a7c15L))
-          i += 1
+      val paimonOptions = new Options()
+      options.foreach { case (k, v) => paimonOptions.set(k, v) }
+      // one side's writer: write(value or null), then serialize
+      final class Side(val prefix: String, open: () => (AnyRef => Unit, () => Array[Byte])) {
+        var held, allocated = 0L
+        var outOfMemory = false
+        val times = scala.collection.mutable.ArrayBuffer.empty[(Double, Double)]
+        def build(measure: Boolean): Unit = {
+          val before = if (measure) heapUsed() else 0L
+          val allocatedBefore = threads.getCurrentThreadAllocatedBytes
+          val (write, serialize) = open()
+          var i = 0
+          while (i < rows) {
+            // an odd multiplier permutes the longs: every value distinct
+            write(if (i % 50 == 7) null else Long.box(i * 0x9e3779b97f4a7c15L))
+            i += 1
+          }
+          if (measure) held = heapUsed() - before
+          serialize()
+          allocated = threads.getCurrentThreadAllocatedBytes - allocatedBefore
         }
-        if (measure) held = heapUsed() - before
-        w.serialize()
-        allocated = threads.getCurrentThreadAllocatedBytes - allocatedBefore
+        def timed(): Unit = {
+          System.gc()
+          val (t0, gc0) = (System.nanoTime(), gcMillis())
+          build(measure = false)
+          times += (((System.nanoTime() - t0) / 1e9, (gcMillis() - gc0) / 1e3))
+        }
       }
+      val ours = new Side("", () => {
+        val w = FileIndexContainer.writer(indexType, KeyType.BigIntType, options)
+        (v => w.write(v), () => w.serialize())
+      })
+      val paimon = new Side("paimon_", () => {
+        val w = FileIndexer.create(indexType, DataTypes.BIGINT(), paimonOptions).createWriter()
+        (v => w.writeRecord(v), () => w.serializedBytes())
+      })
       val row = out.addObject().put("index_type", indexType).put("rows", rows)
-      try {
-        build(measure = true)
-        val time = (1 to rounds).map { _ => System.gc(); val t0 = System.nanoTime(); build(measure = false); (System.nanoTime() - t0) / 1e9 }.min
-        row.put("build_s", time).put("held_bytes", held).put("allocated_bytes", allocated)
-      } catch { case _: OutOfMemoryError => row.put("out_of_memory", memory.getHeapMemoryUsage.getMax) }
+      // a side that runs out of heap (Paimon's bitmap writers at 10M unique values hold ~2 GiB) is
+      // left out of the rounds that follow; the other side goes on
+      def attempt(side: Side)(body: => Unit): Unit =
+        if (!side.outOfMemory) try body catch { case _: OutOfMemoryError => side.outOfMemory = true }
+      Seq(ours, paimon).foreach(side => attempt(side)(side.build(measure = true)))
+      (1 to rounds).foreach { _ => Seq(ours, paimon).foreach(side => attempt(side)(side.timed())) }
+      for (side <- Seq(ours, paimon)) {
+        if (side.outOfMemory) row.put(side.prefix + "out_of_memory", memory.getHeapMemoryUsage.getMax)
+        else {
+          val (time, gc) = side.times.minBy(_._1)
+          row.put(side.prefix + "build_s", time).put(side.prefix + "gc_s", gc)
+            .put(side.prefix + "held_bytes", side.held).put(side.prefix + "allocated_bytes", side.allocated)
+        }
+      }
     }
     mapper.writeValueAsString(out)
   }
 
-  /** `FileIndexBench scale SMALL LARGE ROUNDS` prints [[scale]]'s JSON (the bench runs it in a JVM
-    * of its own, with a heap of its own). Otherwise a profiling loop over one row of the bench
+  private val ScaleIndexTypes = Seq("bloom-filter", "bitmap", "bsi", RangeBitmapIndex.Identifier)
+
+  /** `FileIndexBench scale SMALL LARGE ROUNDS [INDEX_TYPE...]` prints [[scale]]'s JSON (the bench
+    * runs it in a JVM of its own, with a heap of its own; one index type and SMALL = LARGE for a
+    * profiler). Otherwise a profiling loop over one row of the bench
     * (for JFR or async-profiler; prints ms per run):
     * `FileIndexBench DIR COLUMNS_JSON COLUMN INDEX_TYPE ours|paimon build|query|range SECONDS`,
     * with DIR and COLUMNS_JSON as [[run]] takes them. */
   def main(args: Array[String]): Unit =
-    if (args.headOption.contains("scale")) println(scale(args(1).toInt, args(2).toInt, args(3).toInt))
+    if (args.headOption.contains("scale"))
+      println(scale(args(1).toInt, args(2).toInt, args(3).toInt, if (args.length > 4) args.drop(4).toSeq else ScaleIndexTypes))
     else profile(args)
 
   private def profile(args: Array[String]): Unit = {

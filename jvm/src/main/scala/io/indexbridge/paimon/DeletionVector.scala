@@ -109,6 +109,14 @@ final class DeletionVector private (
   /** Number of deleted positions. */
   def cardinality: Long = bitmaps.iterator.map(_.getLongCardinality).sum
 
+  /** The bitmaps' memory as RoaringBitmap estimates it (O(containers); for memory accounting). */
+  def heapBytes: Long = {
+    var bytes = 0L
+    var i = 0
+    while (i < bitmaps.length) { bytes += bitmaps(i).getLongSizeInBytes; i += 1 }
+    bytes
+  }
+
   /** Adds every position of `other` (set union); both must have the same width. */
   def merge(other: DeletionVector): Unit = {
     require(

@@ -57,18 +57,34 @@ case class DvAgg(
   * cache miss each: 36% of the aggregate's samples in JFR over 1000 files); appending to a
   * small array and adding a batch with `addN` touches one group's containers once per batch.
   * The array starts at 8 and doubles up to MaxPending, so a group costs at most 1 KiB more than
-  * its DV. */
+  * its DV.
+  *
+  * Inside a [[BoundedPartialAggregateExec]] chunk, the buffer keeps what it holds added to the
+  * chunk's [[HeldBytes]]: [[GroupBytes]], the pending array and the DV's bitmaps, updated when
+  * created, when the array grows and after each flush. */
 final class DvAggBuffer(dv: DeletionVector) {
   import DvAggBuffer._
 
   private var pending = new Array[Long](InitialPending)
   private var count = 0
+  private val held = HeldBytes.current.get
+  private var accounted = 0L
+  if (held != null) held.groups += 1
+  account()
+
+  private def account(): Unit = if (held != null) {
+    val bytes = GroupBytes + 8L * pending.length + dv.heapBytes
+    held.bytes += bytes - accounted
+    accounted = bytes
+  }
 
   def delete(position: Long): Unit = {
     dv.checkPosition(position) // fail on the row that carries it, not at the next flush
     if (count == pending.length) {
-      if (count < MaxPending) pending = java.util.Arrays.copyOf(pending, count * 2)
-      else flush()
+      if (count < MaxPending) {
+        pending = java.util.Arrays.copyOf(pending, count * 2)
+        account()
+      } else flush()
     }
     pending(count) = position
     count += 1
@@ -86,12 +102,17 @@ final class DvAggBuffer(dv: DeletionVector) {
   private def flush(): Unit = if (count > 0) {
     dv.deleteAll(pending, count)
     count = 0
+    account()
   }
 }
 
 object DvAggBuffer {
   private val InitialPending = 8
   private val MaxPending = 128
+
+  /** A group's objects besides its pending array and bitmaps: the hash map's entry, key and
+    * buffer row, this buffer, the DV and its arrays (an estimate from their layouts). */
+  private val GroupBytes = 512L
 }
 
 /** Decodes a binary column once per distinct value in a row stream: consecutive rows usually

@@ -1,0 +1,82 @@
+package io.indexbridge.spark
+
+import scala.util.chaining._
+
+import io.indexbridge.paimon.DvGen
+import io.indexbridge.spark.functions.dvAgg
+import org.apache.paimon.deletionvectors.{Bitmap64DeletionVector, BitmapDeletionVector, DeletionVector => PaimonDeletionVector}
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
+import org.apache.spark.sql.functions.{col, count, lit}
+import org.apache.spark.sql.indexbridge.{BoundedDvAggregation, BoundedPartialAggregateExec}
+import org.scalacheck.Gen
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+/** `ib_dv_agg` as [[BoundedDvAggregation]] plans it: partial aggregation in chunks of bounded
+  * memory, then a sort-based merge. Each file's DV against the frame of Paimon 1.4.2's own
+  * `BitmapDeletionVector` / `Bitmap64DeletionVector` of the same positions, for chunk budgets from
+  * a few groups per chunk to one chunk per task, and for Spark's plan (budget 0). */
+class DvAggSparkSpec extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSparkPlanHelper {
+  private lazy val spark = SparkSession.builder().master("local[2]").appName("DvAggSparkSpec")
+    .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "3")
+    .config("spark.sql.extensions", classOf[IndexBridgeExtensions].getName)
+    .getOrCreate().tap(_.sparkContext.setLogLevel("ERROR"))
+
+  override def afterAll(): Unit = spark.stop()
+
+  private def paimonFrame(positions: Iterable[Long], bitmap64: Boolean): Seq[Byte] = {
+    val dv = if (bitmap64) new Bitmap64DeletionVector else new BitmapDeletionVector
+    positions.foreach(dv.delete)
+    PaimonDeletionVector.serializeToBytes(dv).toSeq
+  }
+
+  private def executed(plan: SparkPlan): Seq[SparkPlan] = collect(plan) { case p => p }
+
+  for (bitmap64 <- Seq(false, true); seed <- 1 to 2) {
+    val width = if (bitmap64) "64-bit" else "32-bit"
+    test(s"$width, seed $seed: every file's DV is Paimon's frame, in chunks or not") {
+      val files = Gen.listOfN(7, DvGen.positions(bitmap64)).pureApply(Gen.Parameters.default.withSize(6), org.scalacheck.rng.Seed(seed.toLong))
+      val rows = new scala.util.Random(seed).shuffle(files.zipWithIndex.flatMap { case (set, f) => set.toSeq.map(p => (s"f$f", p)) })
+      val deletes = spark.createDataFrame(rows).toDF("file", "pos").repartition(4)
+      val expected = files.zipWithIndex.collect { case (set, f) if set.nonEmpty => s"f$f" -> paimonFrame(set, bitmap64) }.toMap
+      // 8000 bytes: a chunk ends after about a thousand positions; 1 byte: a chunk of one row, then
+      // Spark's sort-based aggregation for the rest of the task; 64 MiB: one chunk per task; 0: Spark's plan
+      for (budget <- Seq("8000", "1", BoundedDvAggregation.DefaultPartialBytes.toString, "0")) {
+        spark.conf.set(BoundedDvAggregation.PartialBytesKey, budget)
+        val df = deletes.groupBy("file").agg(dvAgg(col("pos"), bitmap64).as("dv"), count(lit(1)).as("n"))
+        val got = df.collect().map(r => r.getString(0) -> (r.getAs[Array[Byte]]("dv").toSeq, r.getLong(2))).toMap
+        assert(got.keySet == expected.keySet, s"budget $budget")
+        for ((file, (dv, n)) <- got) {
+          assert(dv == expected(file), s"budget $budget: $file")
+          assert(n == files(file.drop(1).toInt).size)
+        }
+        val nodes = executed(df.queryExecution.executedPlan)
+        val bounded = nodes.collect { case b: BoundedPartialAggregateExec => b }
+        if (budget == "0") assert(bounded.isEmpty)
+        else {
+          assert(bounded.size == 1 && nodes.exists(_.nodeName == "SortAggregate"), df.queryExecution.executedPlan.toString)
+          val chunks = bounded.head.metrics("chunks").value
+          val sorted = bounded.head.metrics("numTasksFallBacked").value
+          budget match {
+            case "8000" => assert(chunks > 4 && sorted == 0, s"$chunks chunks, $sorted sorting")
+            case "1"    => assert(chunks <= 8 && sorted > 0, s"$chunks chunks, $sorted sorting")
+            case _      => assert(chunks <= 4 && sorted == 0, s"$chunks chunks, $sorted sorting")
+          }
+        }
+      }
+      spark.conf.unset(BoundedDvAggregation.PartialBytesKey)
+    }
+  }
+
+  test("a negative budget fails DV aggregations, and only them") {
+    spark.conf.set(BoundedDvAggregation.PartialBytesKey, "-1")
+    try {
+      val df = spark.range(10).select((col("id") % 2).as("f"), col("id").as("pos"))
+      assert(df.groupBy("f").agg(count(lit(1))).collect().length == 2)
+      val e = intercept[Exception](df.groupBy("f").agg(dvAgg(col("pos"))).collect())
+      assert(e.getMessage.contains("spark.indexbridge.dvAgg.partialBytes must be 0 (Spark's plan) or positive, got -1"))
+    } finally spark.conf.unset(BoundedDvAggregation.PartialBytesKey)
+  }
+}
