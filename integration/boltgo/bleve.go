@@ -1,8 +1,8 @@
 // Index-level modes: bleve v1.0.14 (scorch, zap v11) builds, updates, maps and searches whole
 // index directories, so the tests can hold indexbridge.bleve to what bleve does.
 //
-//	boltgo bleve-build DIR JOB.json       a new index (bleve.NewUsing scorch, one batch per op, a
-//	                                      merge plan that never merges on its own; or
+//	boltgo bleve-build DIR JOB.json       a new index (bleve.NewUsing scorch, one batch per op,
+//	                                      never merged on its own; or
 //	                                      bleve.NewBuilder with "builder": true)
 //	boltgo bleve-update DIR JOB.json      open DIR read-write, apply the ops, force-merge with
 //	                                      "merge": true; close
@@ -174,10 +174,14 @@ func bleveBuild(dir string, j *indexJob) error {
 		}
 		return b.Close()
 	}
-	// scorch's merger would merge batches in the background as it pleases (and drop the
-	// deleted documents a test wants to see): its plan here never merges on its own.
-	config := map[string]interface{}{"scorchMergePlanOptions": map[string]interface{}{
-		"MaxSegmentsPerTier": 100000, "SegmentsPerMergeTask": 100000, "ReclaimDeletesWeight": 0.0}}
+	// scorch merges batches on its own, depending on timing, and drops the deleted documents a
+	// test wants to see, in two places. The merger's plan takes only segments of fewer than
+	// MaxSegmentSize/2 live documents: with 1, none (a budget of segments per tier does not
+	// stop it, for an index under FloorSegmentSize documents has a budget of one segment).
+	// The persister merges the in-memory segments it finds unpersisted, two or more at once;
+	// its threshold is a package variable.
+	config := map[string]interface{}{"scorchMergePlanOptions": map[string]interface{}{"MaxSegmentSize": 1}}
+	scorch.DefaultMinSegmentsForInMemoryMerge = math.MaxInt32
 	idx, err := bleve.NewUsing(dir, im, scorch.Name, scorch.Name, config)
 	if err != nil {
 		return err
