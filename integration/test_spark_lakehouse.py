@@ -21,6 +21,7 @@ import random
 import re
 from collections import defaultdict
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 from pyspark.errors import PythonException
@@ -31,7 +32,7 @@ from indexbridge.delta.bridge import paimon_to_delta
 from indexbridge.delta.dv import DeletionVectorDescriptor, read_deletion_vector
 from indexbridge.iceberg import puffin
 from indexbridge.iceberg.bridge import paimon_to_puffin
-from indexbridge.jvm import run_reference
+from indexbridge.jvm import java_errors, run_reference
 from indexbridge.paimon.dv import DeletionVector
 from indexbridge.spark import functions as ibf
 from indexbridge.spark.lakehouse import spark_file_path
@@ -40,6 +41,7 @@ from indexbridge.storage import write_atomically
 # One seed by default (a run costs about a minute of CPU per seed); INDEXBRIDGE_LAKEHOUSE_SEEDS=1-8 widens.
 _first, _, _last = os.environ.get("INDEXBRIDGE_LAKEHOUSE_SEEDS", "1").partition("-")
 SEEDS = tuple(20261127 + s for s in range(int(_first), int(_last or _first) + 1))
+ENGINES = ("jvm", "python")
 ICEBERG_MOR = ", ".join(f"'write.{op}.mode'='merge-on-read'" for op in ("delete", "update", "merge"))
 
 
@@ -85,8 +87,9 @@ def _merge_source(session, rng: random.Random, n: int, view: str) -> None:
 
 
 def _all_rows(session, files: list[str]):
-    """Every row of the data files, deleted or not, with its position (Spark's Parquet reader)."""
-    return session.read.parquet(*files).select(F.col("_metadata.file_path").alias("uri"), F.col("_metadata.row_index").alias("pos"), "id")
+    """Every row of the data files (URIs, as ``_metadata.file_path`` shows them), deleted or not,
+    with its position (Spark's Parquet reader, which takes paths, not URIs)."""
+    return session.read.parquet(*map(unquote, files)).select(F.col("_metadata.file_path").alias("uri"), F.col("_metadata.row_index").alias("pos"), "id")
 
 
 # -- Iceberg -------------------------------------------------------------------------------------
@@ -208,7 +211,17 @@ def test_iceberg_reads_our_dvs(lake, seed):
     assert sorted(r.id for r in kept.collect()) == sorted(r.id for r in session.table(name).select("id").collect())
 
 
-def test_iceberg_damaged_blob_fails_the_job(lake, iceberg_table, tmp_path):
+def _task_failure(engine: str):
+    """What a job whose task found damaged input raises, and the error's name in its message:
+    the Python engine's PythonException around IndexFormatError, the JVM engine's Java error
+    around IndexFormatException (both name the file, offset and expectation alike)."""
+    if engine == "python":
+        return pytest.raises(PythonException), "IndexFormatError"
+    return pytest.raises(java_errors()), "io.indexbridge.IndexFormatException"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_iceberg_damaged_blob_fails_the_job(lake, iceberg_table, tmp_path, engine):
     session, _ = lake
     d = iceberg_table["dvs"][0]
     damaged = tmp_path / "damaged.puffin"
@@ -216,10 +229,11 @@ def test_iceberg_damaged_blob_fails_the_job(lake, iceberg_table, tmp_path):
     crc_at = d.content_offset + d.content_size_in_bytes - 1
     data[crc_at] ^= 0xFF
     damaged.write_bytes(bytes(data))
-    with pytest.raises(PythonException) as failure:
-        ibf.read_iceberg_dvs(session, [damaged]).collect()
+    raises, error = _task_failure(engine)
+    with raises as failure:
+        ibf.read_iceberg_dvs(session, [damaged], engine=engine).collect()
     message = str(failure.value)
-    found = re.search(rf"IndexFormatError: {re.escape(str(damaged))}: offset (\d+): ", message)
+    found = re.search(rf"{error}: {re.escape(str(damaged))}: offset (\d+): ", message)
     assert found and d.content_offset <= int(found.group(1)) <= crc_at and "CRC" in message, message
 
 
@@ -265,7 +279,7 @@ def delta_table(request, lake):
     session, root = lake
     seed = request.param
     rng = random.Random(seed)
-    path = root / f"delta_dml_{seed}"
+    path = root / f"delta dml é!{seed}"  # characters Spark's file paths escape, and some they keep
     n = rng.randrange(3000, 6000)
     _create_delta(session, path, rng, n, 3)
     _merge_source(session, rng, n, f"dsrc_{seed}")
@@ -280,6 +294,7 @@ def _check_delta(session, table: str, version: int | None = None) -> dict[str, s
     deleted, live_ids = _delta_truth(session, table, version)
     rows = ibf.read_delta_dvs(session, table, version).collect()
     assert _by_file(rows) == deleted
+    assert sorted(ibf.read_delta_dvs(session, table, version, engine="python").collect()) == sorted(rows)
     everything = _all_rows(session, sorted({spark_file_path(table, a.path) for a in delta_log.snapshot(table, version).files})).withColumnRenamed("uri", "file")
     kept = ibf.apply_deletion_vectors(everything, ibf.read_delta_dvs(session, table, version, as_dv=True))
     assert sorted(r.id for r in kept.collect()) == live_ids
@@ -383,7 +398,8 @@ def test_delta_reads_our_dvs_and_inline_dvs(lake, seed):
     assert DeletionVectorDescriptor.from_json(inline_descriptor).storage_type == "i"
 
 
-def test_delta_descriptor_past_its_file_fails_the_job(lake, tmp_path):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_delta_descriptor_past_its_file_fails_the_job(lake, tmp_path, engine):
     session, root = lake
     rng = random.Random(7)
     table = tmp_path / "delta_bad"
@@ -394,11 +410,12 @@ def test_delta_descriptor_past_its_file_fails_the_job(lake, tmp_path):
     file_size = (DeletionVectorDescriptor.from_json(d).absolute_path(table)).stat().st_size
     d["offset"] = file_size + 10
     _commit(table, {path: d})
-    with pytest.raises(PythonException) as failure:
-        ibf.read_delta_dvs(session, str(table)).collect()
+    raises, error = _task_failure(engine)
+    with raises as failure:
+        ibf.read_delta_dvs(session, str(table), engine=engine).collect()
     message = str(failure.value)
     dv_file = DeletionVectorDescriptor.from_json(d).absolute_path(table)
-    assert f"IndexFormatError: {dv_file}: offset {file_size + 10}: " in message, message
+    assert f"{error}: {dv_file}: offset {file_size + 10}: " in message, message
 
 
 # -- Paimon → Iceberg / Delta in Spark tasks -----------------------------------------------------
@@ -432,3 +449,46 @@ def test_paimon_dvs_to_iceberg_and_delta_in_spark(lake, paimon_dv64_table, tmp_p
         assert got == cli_rows
         for d in got.values():
             assert _delta_store_read(session, str(out), d) == _positions(read_deletion_vector(DeletionVectorDescriptor.from_json(d), out))
+
+
+def _relative(rows, root: Path, column: str) -> list[dict]:
+    return sorted(({**r.asDict(recursive=True), column: str(Path(r[column]).relative_to(root))} for r in rows), key=repr)
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_engines_write_the_same_files_and_return_the_same_rows(lake, iceberg_table, delta_table, paimon_dv64_table, tmp_path):
+    """``engine="jvm"`` (Scala's ``Lakehouse``) and ``engine="python"`` (Arrow kernels) write the
+    same files under the same names (content UUIDs, Delta's prefixes) and return the same rows;
+    the JVM engine is the one the reference checks above run."""
+    session, _ = lake
+    deletes = session.createDataFrame(sorted((f, p) for f, ps in iceberg_table["deleted"].items() for p in ps), "file string, pos long")
+    written = {}
+    for engine in ENGINES:
+        out = tmp_path / f"ice-{engine}"
+        written[engine] = _relative(ibf.write_iceberg_dvs(deletes.repartition(2), out, engine=engine).collect(), out, "file_path")
+        assert written[engine] and _files(out) == _files(tmp_path / "ice-jvm"), engine
+        reads = [sorted(ibf.read_iceberg_dvs(session, sorted(map(str, out.iterdir())), as_dv=as_dv, engine=engine).collect()) for as_dv in (False, True)]
+        assert engine == "jvm" or reads == jvm_reads
+        jvm_reads = reads
+    assert written["python"] == written["jvm"]
+    snap = delta_log.snapshot(delta_table["path"])
+    adds = [a.path for a in snap.files]
+    positions = session.createDataFrame([(a, p) for i, a in enumerate(adds) for p in range(i, 400, 3 + i)], "file string, pos long")
+    for engine in ENGINES:
+        out = tmp_path / f"delta-{engine}"
+        written[engine] = sorted(ibf.write_delta_dvs(positions.repartition(3), out, prefix_length=2, engine=engine).collect())
+        assert written[engine] and _files(out) == _files(tmp_path / "delta-jvm"), engine
+    assert written["python"] == written["jvm"]
+    for engine in ENGINES:
+        out = tmp_path / f"paimon-ice-{engine}"
+        written[engine] = _relative(ibf.paimon_dvs_to_iceberg(session, paimon_dv64_table, out, engine=engine).collect(), out, "file_path")
+        assert written[engine] and _files(out) == _files(tmp_path / "paimon-ice-jvm"), engine
+        for storage in ("u", "p"):
+            out = tmp_path / f"paimon-delta-{storage}-{engine}"
+            written[engine, storage] = sorted(ibf.paimon_dvs_to_delta(session, paimon_dv64_table, out, storage=storage, engine=engine).collect())
+            assert written[engine, storage] and _files(out) == _files(tmp_path / f"paimon-delta-{storage}-jvm"), (engine, storage)
+    assert written["python"] == written["jvm"]
+    assert written["python", "u"] == written["jvm", "u"] and written["python", "p"] == written["jvm", "p"]

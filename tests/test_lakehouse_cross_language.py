@@ -10,6 +10,7 @@ are checked against each other."""
 from __future__ import annotations
 
 import json
+import random
 import uuid
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from indexbridge.iceberg import puffin
 from indexbridge.iceberg.bridge import paimon_to_puffin
 from indexbridge.jvm import jvm
 from indexbridge.paimon.dv import DeletionVector
+from indexbridge.spark.lakehouse import spark_file_path
 
 CREATED_BY = "Apache Iceberg 1.11.0 (commit cross-language)"
 # File counts per seed, with 13 and 25: there Iceberg's HashMap resizes once more after the last
@@ -137,3 +139,29 @@ def test_paimon_bridges_write_the_same_files_and_rows(codecs, paimon_tables, tmp
             assert (tmp_path / f"scala-{storage}" / f.name).read_bytes() == f.read_bytes()
         for row in python:
             assert ddv.read_deletion_vector(DeletionVectorDescriptor.from_json(row["deletionVector"]), tmp_path / f"scala-{storage}")
+
+
+# Characters of generated table roots and file names: those Hadoop's Path keeps, those it escapes
+# (space, %, #, ?, [, ", unicode spaces and controls) and ones beyond ASCII it keeps.
+PATH_CHARS = "aZ09._-~!$&'()*+,;=@% #?[]^`{}\"|<>\\é中😀\u00a0\u2028\u0085\t"
+
+
+def _name(rng: random.Random) -> str:
+    return "d" + "".join(rng.choice(PATH_CHARS) for _ in range(rng.randrange(0, 8)))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_spark_file_paths_are_hadoops(seed: int):
+    """``read_delta_dvs``'s ``file`` in both engines: Python's ``spark_file_path`` against Scala's
+    ``Lakehouse.sparkFilePath`` (Delta's ``absolutePath`` and Hadoop's ``Path.toUri``), for add
+    paths encoded as Delta encodes them (``Path.toUri``) under generated table roots."""
+    rng = random.Random(seed)
+    hadoop = jvm().org.apache.hadoop.fs.Path
+    lakehouse = jvm().io.indexbridge.spark.Lakehouse
+    for _ in range(150):
+        table = "/" + "/".join(_name(rng) for _ in range(rng.randrange(1, 4)))
+        raw = "/".join(_name(rng) for _ in range(rng.randrange(1, 3)))
+        add_path = hadoop(jvm().java.net.URI(None, None, raw, None)).toUri().toString()
+        assert spark_file_path(table, add_path) == lakehouse.sparkFilePath(table, add_path), (table, raw, add_path)
+    absolute = "file:/x/y%20z/part-0.parquet"
+    assert spark_file_path("/t", absolute) == lakehouse.sparkFilePath("/t", absolute) == absolute

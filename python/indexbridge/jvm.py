@@ -11,6 +11,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from indexbridge.errors import IndexFormatError
+
 JAR = Path(__file__).resolve().parent / "jars" / "indexbridge.jar"
 # Paimon's own classes: the reference of the tests, the demo's table writer, the benchmarks'
 # baseline; scripts/bootstrap.sh fetches the jar with Maven.
@@ -107,3 +109,14 @@ def java_error_message(error: Exception) -> str:
         return str(error)
     message = java_exception.getMessage()
     return str(message) if message is not None else str(java_exception.toString())
+
+
+def index_format_error(throwable) -> IndexFormatError | None:
+    """The ``io.indexbridge.IndexFormatException`` in a Java exception's cause chain (py4j), as
+    IndexFormatError: thrown on the driver, or in a task (then Spark wraps it: SparkException
+    "Job aborted ..." caused by it)."""
+    while throwable is not None:
+        if throwable.getClass().getName() == "io.indexbridge.IndexFormatException":
+            return IndexFormatError(str(throwable.source()), int(throwable.offset()), str(throwable.expected()))
+        throwable = throwable.getCause()
+    return None

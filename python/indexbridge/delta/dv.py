@@ -41,7 +41,7 @@ from __future__ import annotations
 import os
 import struct
 import uuid as uuid_module
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -314,8 +314,21 @@ def write_dv_file(
     """Writes one DV file of ``frames`` (in the given order) under the table root as Delta
     names it, atomically; returns each data file's ``u`` descriptor."""
     frames = list(frames)
-    file_uuid = file_uuid or uuid_module.uuid4()
     content, offsets = encode_dv_file(frame for _, frame, _ in frames)
+    return write_encoded_dv_file(table_root, frames, content, offsets, random_prefix=random_prefix, file_uuid=file_uuid or uuid_module.uuid4())
+
+
+def write_encoded_dv_file(
+    table_root: str | os.PathLike[str],
+    frames: Sequence[DvFrame],
+    content: bytes,
+    offsets: Sequence[int],
+    *,
+    random_prefix: str,
+    file_uuid: uuid_module.UUID,
+) -> list[tuple[str, DeletionVectorDescriptor]]:
+    """:func:`write_dv_file` of ``frames`` already encoded (``content``, ``offsets``: what
+    :func:`encode_dv_file` returned for them), for a name derived from the content."""
     directory = Path(table_root) / random_prefix if random_prefix else Path(table_root)
     write_atomically(directory / file_name(file_uuid), content)
     return [

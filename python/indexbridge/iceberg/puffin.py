@@ -497,8 +497,13 @@ def write_deletion_vector_puffin(
     entries Iceberg needs per data file (``file_path`` defaults to the absolute ``path``)."""
     content, blobs = encode_deletion_vector_puffin(frames, created_by=created_by, order=order)
     write_atomically(path, content)
-    location = file_path or os.path.abspath(path)
+    return delete_files(file_path or os.path.abspath(path), len(content), blobs)
+
+
+def delete_files(location: str, file_size: int, blobs: Sequence[BlobMetadata]) -> list[DeleteFile]:
+    """The manifest entries Iceberg needs per data file of the deletion-vector ``blobs`` of the
+    Puffin file at ``location`` of ``file_size`` bytes."""
     return [
-        DeleteFile(location, len(content), b.offset, b.length, b.properties[REFERENCED_DATA_FILE], int(b.properties[CARDINALITY]))
+        DeleteFile(location, file_size, b.offset, b.length, b.properties[REFERENCED_DATA_FILE], int(b.properties[CARDINALITY]))
         for b in blobs
     ]

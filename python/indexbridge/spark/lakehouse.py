@@ -1,5 +1,10 @@
-"""Deletion vectors of Iceberg v3 (Puffin) and Delta Lake in PySpark: Arrow kernels over the
-Python codecs (:mod:`indexbridge.iceberg.puffin`, :mod:`indexbridge.delta.dv`) and bridges.
+"""Deletion vectors of Iceberg v3 (Puffin) and Delta Lake in PySpark, with two engines that
+write the same files and return the same rows:
+
+* ``engine="jvm"`` (default): ``io.indexbridge.spark.Lakehouse``, the Scala implementation, on
+  the executors;
+* ``engine="python"``: Arrow kernels over the Python codecs (:mod:`indexbridge.iceberg.puffin`,
+  :mod:`indexbridge.delta.dv`) and bridges.
 
 ::
 
@@ -10,24 +15,28 @@ Python codecs (:mod:`indexbridge.iceberg.puffin`, :mod:`indexbridge.delta.dv`) a
 
 Writes: the positions are aggregated into 64-bit DVs in the JVM (``ib_dv_agg``, the session
 must be ``configure``d), then each task writes one file of the DVs it holds, to a temporary name
-renamed into place. A file's name is derived from its content (the data files and their
-frames), so a retried task writes the same name and bytes, and two jobs never overwrite each
-other's files. Reads and the Paimon bridge run one task per file. The DataFrames are lazy: the
-files are written when the returned DataFrame is computed (cache or collect it once).
+renamed into place. A file is named after its bytes (:func:`content_uuid`), so a retried task
+writes the same name and bytes, two jobs never overwrite each other's files, and both engines
+name a file alike. Reads and the Paimon bridge run one task per file. The DataFrames are lazy:
+the files are written when the returned DataFrame is computed (cache or collect it once).
 
-Bad input fails the job with :class:`~indexbridge.errors.IndexFormatError` naming the file and
-offset: raised directly when found on the driver (a Delta log, a Paimon table), inside the
-task's ``PythonException`` when found by a task (a damaged blob, a descriptor past its file).
+Bad input fails with :class:`~indexbridge.errors.IndexFormatError` naming the file and offset:
+raised directly when found on the driver (a Delta log, a Paimon table); when found by a task (a
+damaged blob, a descriptor past its file) the job fails with Spark's exception around it (the
+Python engine's ``PythonException``; the JVM engine's names ``IndexFormatException``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import string
+import unicodedata
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from urllib.parse import quote
+from typing import Any, Literal
+from urllib.parse import unquote
 
 import numpy as np
 import pyarrow as pa
@@ -37,9 +46,11 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from indexbridge.delta import bridge as delta_bridge
 from indexbridge.delta import log as delta_log
-from indexbridge.delta.dv import DeletionVectorDescriptor, read_frame_of, write_dv_file
+from indexbridge.delta.dv import DeletionVectorDescriptor, encode_dv_file, read_frame_of, write_encoded_dv_file
 from indexbridge.iceberg import bridge as iceberg_bridge
-from indexbridge.iceberg.puffin import read_deletion_vectors, write_deletion_vector_puffin
+from indexbridge.iceberg.puffin import delete_files, encode_deletion_vector_puffin, read_deletion_vectors
+from indexbridge.jvm import index_format_error, java_errors
+from indexbridge.storage import write_atomically
 
 POSITIONS = pa.schema([("file", pa.string()), ("pos", pa.int64())])
 DVS = pa.schema([("file", pa.string()), ("dv", pa.binary())])
@@ -70,12 +81,11 @@ PAIMON_TO_ICEBERG = pa.schema([("data_file", pa.string()), *ICEBERG_DELETE_FILES
 _PREFIX_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
-def content_uuid(names: Sequence[str], frames: Sequence[bytes]) -> uuid.UUID:
-    """A UUID of the data files and their frames, whatever order a task received them in."""
-    digest = hashlib.sha256()
-    for name, frame in sorted(zip(names, frames)):
-        digest.update(name.encode() + b"\0" + len(frame).to_bytes(8, "big") + frame)
-    return uuid.UUID(bytes=digest.digest()[:16], version=4)
+def content_uuid(content: bytes) -> uuid.UUID:
+    """The UUID a file is named after: Java's ``UUID.nameUUIDFromBytes`` of its bytes (MD5,
+    version 3), as the Scala engine names it. A task's frames are encoded in name order, so
+    whatever order its rows came in, a retried task writes the same name and bytes."""
+    return uuid.UUID(bytes=hashlib.md5(content).digest(), version=3)
 
 
 def _table(batches: Iterator[pa.RecordBatch]) -> pa.Table | None:
@@ -98,17 +108,18 @@ def write_puffin_kernel(out_dir: str):
         table = _table(batches)
         if table is None:
             return
-        names, frames, cardinalities = _frames(table)
-        path = Path(out_dir).absolute() / f"{content_uuid(names, frames)}-deletes.puffin"
         # blobs in Iceberg's HashMap order, which within a bucket follows insertion: insert sorted
-        rows = [f.to_json() for f in write_deletion_vector_puffin(path, sorted(zip(names, frames, cardinalities)))]
-        yield pa.RecordBatch.from_pylist(rows, schema=ICEBERG_DELETE_FILES)
+        content, blobs = encode_deletion_vector_puffin(sorted(zip(*_frames(table))))
+        path = Path(out_dir).absolute() / f"{content_uuid(content)}-deletes.puffin"
+        write_atomically(path, content)
+        yield pa.RecordBatch.from_pylist([f.to_json() for f in delete_files(str(path), len(content), blobs)], schema=ICEBERG_DELETE_FILES)
 
     return kernel
 
 
 def random_prefix(value: uuid.UUID, length: int) -> str:
-    """``length`` alphanumeric characters derived from ``value`` (Delta's random prefix)."""
+    """``length`` alphanumeric characters derived from ``value``, its base-62 digits lowest
+    first (Delta's random prefix; the Scala engine derives the same)."""
     n = value.int
     out = []
     for _ in range(length):
@@ -125,10 +136,10 @@ def write_delta_kernel(table_dir: str, prefix_length: int):
         table = _table(batches)
         if table is None:
             return
-        names, frames, cardinalities = _frames(table)
-        file_uuid = content_uuid(names, frames)
-        in_order = sorted(zip(names, frames, cardinalities))  # the same bytes whatever order the rows came in
-        written = write_dv_file(table_dir, in_order, random_prefix=random_prefix(file_uuid, prefix_length), file_uuid=file_uuid)
+        in_order = sorted(zip(*_frames(table)))  # the same bytes whatever order the rows came in
+        content, offsets = encode_dv_file(frame for _, frame, _ in in_order)
+        file_uuid = content_uuid(content)
+        written = write_encoded_dv_file(table_dir, in_order, content, offsets, random_prefix=random_prefix(file_uuid, prefix_length), file_uuid=file_uuid)
         yield pa.RecordBatch.from_pylist([{"data_file": name, "deletionVector": d.to_json()} for name, d in written], schema=DELTA_DVS)
 
     return kernel
@@ -187,6 +198,26 @@ def _per_task(spark: SparkSession, n: int, kernel: Callable, schema: pa.Schema) 
 
 # -- DataFrame functions -----------------------------------------------------------------------
 
+Engine = Literal["jvm", "python"]
+
+
+def _jvm_call(spark: SparkSession, call: Callable[[Any], Any]) -> DataFrame:
+    """``engine="jvm"``: a function of ``io.indexbridge.spark.Lakehouse`` (Scala); an
+    IndexFormatException the driver's planning throws (a damaged Delta log, a Paimon table)
+    raised as IndexFormatError, as the Python engine raises it."""
+    try:
+        return DataFrame(call(spark._jvm.io.indexbridge.spark.Lakehouse), spark)
+    except java_errors() as e:
+        format_error = index_format_error(getattr(e, "java_exception", None) or getattr(e, "_origin", None))
+        if format_error is not None:
+            raise format_error from None
+        raise
+
+
+def _check_engine(engine: str) -> None:
+    if engine not in ("jvm", "python"):
+        raise ValueError(f"engine must be 'jvm' or 'python', got {engine!r}")
+
 
 def _aggregated(dvs: DataFrame, file_col: str, pos_col: str) -> DataFrame:
     from indexbridge.spark.functions import build_deletion_vectors, dv_cardinality
@@ -195,34 +226,56 @@ def _aggregated(dvs: DataFrame, file_col: str, pos_col: str) -> DataFrame:
     return built.select(F.col(file_col).alias("file"), "dv", dv_cardinality("dv").alias("cardinality"))
 
 
-def write_iceberg_dvs(dvs: DataFrame, out_dir: str | os.PathLike[str], *, file_col: str = "file", pos_col: str = "pos") -> DataFrame:
+def write_iceberg_dvs(
+    dvs: DataFrame, out_dir: str | os.PathLike[str], *, file_col: str = "file", pos_col: str = "pos", engine: Engine = "jvm"
+) -> DataFrame:
     """Iceberg v3 deletion vectors of (file, pos) rows (``file``: the data file's location as
     Iceberg's metadata records it): one Puffin file per task under ``out_dir``, blobs and
     footer as Iceberg 1.11 writes them. Returns per data file the fields of its Iceberg
     ``DeleteFile`` (format PUFFIN): file_path, file_size_in_bytes, content_offset,
     content_size_in_bytes, referenced_data_file, record_count."""
+    _check_engine(engine)
+    if engine == "jvm":
+        return _jvm_call(dvs.sparkSession, lambda lh: lh.writeIcebergDvs(dvs._jdf, os.fspath(out_dir), file_col, pos_col))
     kernel = write_puffin_kernel(os.fspath(out_dir))
     return _aggregated(dvs, file_col, pos_col).mapInArrow(kernel, from_arrow_schema(ICEBERG_DELETE_FILES))
 
 
 def write_delta_dvs(
-    dvs: DataFrame, table_dir: str | os.PathLike[str], *, file_col: str = "file", pos_col: str = "pos", prefix_length: int = 0
+    dvs: DataFrame,
+    table_dir: str | os.PathLike[str],
+    *,
+    file_col: str = "file",
+    pos_col: str = "pos",
+    prefix_length: int = 0,
+    engine: Engine = "jvm",
 ) -> DataFrame:
     """Delta deletion vectors of (file, pos) rows: one DV file per task under the table root
     (in a random-prefix directory of ``prefix_length`` characters, as ``delta.randomizeFilePrefixes``
     tables have them). Returns (data_file, deletionVector struct<storageType, pathOrInlineDv,
     offset, sizeInBytes, cardinality>): the ``u`` descriptor for the data file's ``add`` action."""
+    _check_engine(engine)
     if prefix_length < 0:
         raise ValueError(f"prefix_length must be >= 0, got {prefix_length}")
+    if engine == "jvm":
+        return _jvm_call(dvs.sparkSession, lambda lh: lh.writeDeltaDvs(dvs._jdf, os.fspath(table_dir), file_col, pos_col, prefix_length))
     kernel = write_delta_kernel(os.path.abspath(table_dir), prefix_length)
     return _aggregated(dvs, file_col, pos_col).mapInArrow(kernel, from_arrow_schema(DELTA_DVS))
 
 
 def paimon_dvs_to_iceberg(
-    spark: SparkSession, table_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str], snapshot: int | None = None
+    spark: SparkSession,
+    table_dir: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    snapshot: int | None = None,
+    *,
+    engine: Engine = "jvm",
 ) -> DataFrame:
     """``indexbridge iceberg dv-from-paimon`` in Spark tasks, one per Paimon deletion file: its
     frames copied into ``out_dir/<deletion file>.puffin``; the rows of ``delete-files.jsonl``."""
+    _check_engine(engine)
+    if engine == "jvm":
+        return _jvm_call(spark, lambda lh: lh.paimonToIcebergForPython(spark._jsparkSession, os.fspath(table_dir), os.fspath(out_dir), snapshot))
     out = Path(out_dir).absolute()
     files = [f for f in iceberg_bridge.paimon_deletion_files(table_dir, snapshot) if f.dvs]
 
@@ -236,12 +289,23 @@ def paimon_dvs_to_iceberg(
 
 
 def paimon_dvs_to_delta(
-    spark: SparkSession, table_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str], snapshot: int | None = None, storage: str = "u"
+    spark: SparkSession,
+    table_dir: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    snapshot: int | None = None,
+    storage: str = "u",
+    *,
+    engine: Engine = "jvm",
 ) -> DataFrame:
     """``indexbridge delta dv-from-paimon`` in Spark tasks, one per Paimon deletion file
     (``out_dir`` is the Delta table root); the rows of ``descriptors.jsonl``."""
+    _check_engine(engine)
     if storage not in ("u", "p"):
         raise ValueError(f"storage must be 'u' or 'p', got {storage!r}")
+    if engine == "jvm":
+        return _jvm_call(
+            spark, lambda lh: lh.paimonToDeltaForPython(spark._jsparkSession, os.fspath(table_dir), os.fspath(out_dir), snapshot, storage)
+        )
     out = Path(out_dir).absolute()
     files = [f for f in iceberg_bridge.paimon_deletion_files(table_dir, snapshot) if f.dvs]
 
@@ -254,28 +318,54 @@ def paimon_dvs_to_delta(
     return _per_task(spark, len(files), kernel, DELTA_DVS)
 
 
-def read_iceberg_dvs(spark: SparkSession, puffin_paths: Sequence[str | os.PathLike[str]], *, as_dv: bool = False) -> DataFrame:
+def read_iceberg_dvs(
+    spark: SparkSession, puffin_paths: Sequence[str | os.PathLike[str]], *, as_dv: bool = False, engine: Engine = "jvm"
+) -> DataFrame:
     """The ``deletion-vector-v1`` blobs of Puffin files, one task per file, every magic, offset,
     CRC and cardinality checked: (file, pos) rows (``file`` = the blob's referenced data file),
     or with ``as_dv`` (file, dv) rows for ``apply_deletion_vectors``."""
+    _check_engine(engine)
     paths = [os.path.abspath(p) for p in puffin_paths]
+    if engine == "jvm":
+        return _jvm_call(spark, lambda lh: lh.readIcebergDvs(spark._jsparkSession, spark._jvm.PythonUtils.toSeq(paths), as_dv))
     return _per_task(spark, len(paths), read_puffin_kernel(paths, as_dv), DVS if as_dv else POSITIONS)
 
 
+# java.net.URI's multi-argument constructors, which Hadoop's Path and so Spark's file paths go
+# through, leave these ASCII characters of a path as they are and percent-encode every other one
+# as UTF-8; characters beyond ASCII stay unless they are spaces or controls. Hand-written because
+# the join key must be Spark's string to the byte (urllib's quote escapes "!", "é", ...).
+_URI_PATH_CHARS = frozenset(string.ascii_letters + string.digits + "_-!.~'()*,;:$&+=/@")
+
+
+def _uri_path(path: str) -> str:
+    return "".join(
+        ch if ch in _URI_PATH_CHARS or (ch > "\x7f" and unicodedata.category(ch) not in ("Zs", "Zl", "Zp", "Cc"))
+        else "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+        for ch in path
+    )
+
+
 def spark_file_path(table: str | os.PathLike[str], add_path: str) -> str:
-    """A Delta ``add.path`` as Spark's ``_metadata.file_path`` shows the data file: a URI,
-    percent-encoded (relative paths resolved against the table)."""
+    """A Delta ``add.path`` as Spark's ``_metadata.file_path`` shows the data file of a Delta
+    read: an absolute URI as it is; a relative one (a URI, so percent-encoded) decoded, put under
+    the absolute table root and encoded again as Hadoop's ``Path.toUri`` encodes it."""
     if ":" in add_path.split("/", 1)[0]:
         return add_path
-    return "file:" + quote(os.path.abspath(table)) + "/" + add_path
+    return "file:" + _uri_path(os.path.abspath(table) + "/" + unquote(add_path))
 
 
-def read_delta_dvs(spark: SparkSession, table_dir: str | os.PathLike[str], version: int | None = None, *, as_dv: bool = False) -> DataFrame:
+def read_delta_dvs(
+    spark: SparkSession, table_dir: str | os.PathLike[str], version: int | None = None, *, as_dv: bool = False, engine: Engine = "jvm"
+) -> DataFrame:
     """The deletion vectors of a Delta table's version (latest by default; checkpoints
     honoured), one task per DV file (inline DVs in one more): (file, pos) rows, or with
     ``as_dv`` (file, dv) rows for ``apply_deletion_vectors``; ``file`` is the data file as
     Spark's ``_metadata.file_path`` shows it. Each DV is checked as Delta checks it (size, CRC,
     cardinality) and more (version byte, magic, the descriptor inside its file)."""
+    _check_engine(engine)
+    if engine == "jvm":
+        return _jvm_call(spark, lambda lh: lh.readDeltaDvsForPython(spark._jsparkSession, os.fspath(table_dir), version, as_dv))
     snap = delta_log.snapshot(table_dir, version)
     table = os.fspath(snap.table.absolute())
     groups: dict[str, list[tuple[str, DeletionVectorDescriptor]]] = {}

@@ -19,9 +19,7 @@ from collections.abc import Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession
 
-from indexbridge.errors import IndexFormatError
-
-_ERROR_CLASS = "io.indexbridge.IndexFormatException"
+from indexbridge.jvm import index_format_error
 
 
 def _paimon(spark: SparkSession):
@@ -42,20 +40,10 @@ def _call(spark: SparkSession, call) -> DataFrame:
     try:
         return DataFrame(call(_paimon(spark)), spark)
     except Py4JJavaError as e:
-        format_error = _format_error(e.java_exception)
+        format_error = index_format_error(e.java_exception)
         if format_error is not None:
             raise format_error from None
         raise
-
-
-def _format_error(throwable) -> IndexFormatError | None:
-    """The IndexFormatException in a Java exception's cause chain, as IndexFormatError: thrown on
-    the driver, or in a task (then Spark wraps it: SparkException "Job aborted ..." caused by it)."""
-    while throwable is not None:
-        if throwable.getClass().getName() == _ERROR_CLASS:
-            return IndexFormatError(str(throwable.source()), int(throwable.offset()), str(throwable.expected()))
-        throwable = throwable.getCause()
-    return None
 
 
 def read_paimon(
@@ -112,7 +100,7 @@ def _write(spark: SparkSession, call) -> dict:
         return json.loads(call(spark._jvm.io.indexbridge.spark.PaimonWrite))
     except CapturedException as e:  # PySpark's own rendering of IllegalArgumentException and friends
         origin = getattr(e, "_origin", None)
-        format_error = _format_error(origin)
+        format_error = index_format_error(origin)
         if format_error is not None:
             raise format_error from None
         if origin is not None and origin.getClass().getName() == "java.lang.IllegalArgumentException":
@@ -121,7 +109,7 @@ def _write(spark: SparkSession, call) -> dict:
     except Py4JJavaError as e:
         error = e.java_exception
         name = error.getClass().getName()
-        format_error = _format_error(error)
+        format_error = index_format_error(error)
         if format_error is not None:
             raise format_error from None
         if name == _CONFLICT_CLASS:

@@ -9,6 +9,7 @@ import io.indexbridge.Storage
 import io.indexbridge.delta.{DeletionVectorDescriptor, DeletionVectorFile, DeltaLog, PaimonBridge => DeltaBridge}
 import io.indexbridge.iceberg.{Puffin, PaimonBridge => IcebergBridge}
 import io.indexbridge.paimon.DeletionVector
+import org.apache.hadoop.fs.{Path => HadoopPath}
 import org.apache.spark.sql.{Column, DataFrame, Row, SparkSession}
 import org.apache.spark.sql.functions.{col, concat, lit, max, regexp_extract, struct, when}
 import org.apache.spark.sql.types._
@@ -21,7 +22,7 @@ import org.apache.spark.sql.types._
   *
   * {{{
   * writeIcebergDvs  rows -> shuffled by file -> per task one Puffin file
-  *                  <outDir>/dv-<uuid of its bytes>.puffin (blobs of the task's files, Iceberg's
+  *                  <outDir>/<uuid of its bytes>-deletes.puffin (blobs of the task's files, Iceberg's
   *                  HashMap order of the sorted names) -> per data file Iceberg's DeleteFile fields
   * writeDeltaDvs    rows -> shuffled by file -> per task one DV file
   *                  <table>/<prefix>/deletion_vector_<uuid of its bytes>.bin -> per data file its
@@ -33,8 +34,10 @@ import org.apache.spark.sql.types._
   *                  (path, DV unique id); the DVs read in tasks (a task's DV files read once)
   * }}}
   *
-  * Names derived from the bytes make a retried task write the same file under the same name.
-  * Paths are local (or `file:` URIs).
+  * Names derived from the bytes make a retried task write the same file under the same name: the
+  * UUID is `UUID.nameUUIDFromBytes` of the file, the Delta prefix its digits in base 62 (the
+  * Python engine, `indexbridge.spark.lakehouse`, names its files the same way). Paths are local
+  * (or `file:` URIs).
   */
 object Lakehouse {
 
@@ -89,7 +92,7 @@ object Lakehouse {
       if (frames.isEmpty) Iterator.empty
       else {
         val (content, blobs) = Puffin.encodeDeletionVectors(frames)
-        val path = Paths.get(out, s"dv-${UUID.nameUUIDFromBytes(content)}.puffin")
+        val path = Paths.get(out, s"${UUID.nameUUIDFromBytes(content)}-deletes.puffin")
         Storage.writeAtomically(path, content)
         Puffin.deleteFiles(path.toString, content.length.toLong, blobs).iterator.map(deleteFileRow(Nil, _))
       }
@@ -116,12 +119,14 @@ object Lakehouse {
     dvs.sparkSession.createDataFrame(rows, DeltaDvSchema)
   }
 
-  /** `n` letters and digits drawn from a generator seeded by the file's UUID (Delta draws
-    * them at random; deriving them keeps a retried task's path). */
-  private def randomPrefix(uuid: UUID, n: Int): String = {
-    val chars = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    val random = new scala.util.Random(uuid.getMostSignificantBits ^ uuid.getLeastSignificantBits)
-    Seq.fill(n)(chars(random.nextInt(chars.length))).mkString
+  private val PrefixAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+  /** `n` letters and digits of the file's UUID: its 128 bits' base-62 digits, lowest first
+    * (Delta draws them at random; deriving them keeps a retried task's path). */
+  private[spark] def randomPrefix(uuid: UUID, n: Int): String = {
+    var value = BigInt(1, java.nio.ByteBuffer.allocate(16).putLong(uuid.getMostSignificantBits).putLong(uuid.getLeastSignificantBits).array())
+    val base = BigInt(PrefixAlphabet.length)
+    Seq.fill(n) { val (rest, digit) = value /% base; value = rest; PrefixAlphabet(digit.toInt) }.mkString
   }
 
   // ------------------------------------------------------------------------------------------
@@ -185,12 +190,21 @@ object Lakehouse {
   private val CommitSchema = StructType(Seq(StructField("add", FileAction), StructField("remove", FileAction)))
   private val CheckpointSchema = StructType(Seq(StructField("add", FileAction), StructField("sidecar", StructType(Seq(StructField("path", StringType))))))
 
+  /** A Delta `add.path` as Spark's `_metadata.file_path` shows the data file of a Delta read:
+    * Delta's `DeltaFileOperations.absolutePath` (the path is a URI; a relative one resolved
+    * against the qualified table root), then Spark's `SparkPath.fromPath` (Hadoop's
+    * `Path.toUri`, so escapes are java.net.URI's own). */
+  def sparkFilePath(table: String, addPath: String): String = {
+    val child = new HadoopPath(new java.net.URI(addPath))
+    (if (child.isAbsolute) child else new HadoopPath(new HadoopPath("file", null, localDir(table).toString), child)).toUri.toString
+  }
+
   private def uniqueId(dv: Column): Column =
     when(dv.isNull, lit("")).otherwise(concat(dv("storageType"), dv("pathOrInlineDv"),
       when(dv("offset").isNull, lit("")).otherwise(concat(lit("@"), dv("offset").cast(StringType)))))
 
   /** The DVs of a Delta table at `version` (default: the latest): per data file with a DV,
-    * rows of (`file` = `add.path` as the log records it, `pos`), or with `asDv` (`file`, `dv` =
+    * rows of (`file` = the data file as Spark's `_metadata.file_path` shows it, see [[sparkFilePath]], `pos`), or with `asDv` (`file`, `dv` =
     * the frame as Delta stored it; built around the data for inline DVs). */
   def readDeltaDvs(spark: SparkSession, tableDir: String, version: Option[Long] = None, asDv: Boolean = false): DataFrame = {
     val table = localDir(tableDir)
@@ -222,7 +236,7 @@ object Lakehouse {
       live.repartition(col("pathOrInlineDv")).sortWithinPartitions("storageType", "pathOrInlineDv").rdd.mapPartitions { it =>
         val files = mutable.Map.empty[Path, Array[Byte]]
         it.flatMap { r =>
-          val path = r.getString(0)
+          val path = sparkFilePath(root, r.getString(0))
           def opt(i: Int): Option[Long] = if (r.isNullAt(i)) None else Some(r.getAs[Number](i).longValue)
           val d = DeletionVectorFile.of(r.getString(1), r.getString(2), opt(3), opt(4).getOrElse(-1L), opt(5).getOrElse(-1L), opt(6),
             s"$source: deletionVector of $path")
@@ -234,4 +248,16 @@ object Lakehouse {
     }
     spark.createDataFrame(dvRows, if (asDv) DvSchema else PositionSchema)
   }
+
+  // ------------------------------------------------------------------------------------------
+  // Entry points for `indexbridge.spark.lakehouse` (py4j passes a Python int | None as AnyRef)
+
+  def paimonToIcebergForPython(spark: SparkSession, tableDir: String, outDir: String, snapshot: AnyRef): DataFrame =
+    paimonToIceberg(spark, tableDir, outDir, Paimon.optionalLong("snapshot", snapshot))
+
+  def paimonToDeltaForPython(spark: SparkSession, tableDir: String, outDir: String, snapshot: AnyRef, storage: String): DataFrame =
+    paimonToDelta(spark, tableDir, outDir, Paimon.optionalLong("snapshot", snapshot), storage)
+
+  def readDeltaDvsForPython(spark: SparkSession, tableDir: String, version: AnyRef, asDv: Boolean): DataFrame =
+    readDeltaDvs(spark, tableDir, Paimon.optionalLong("version", version), asDv)
 }

@@ -70,15 +70,16 @@ object Paimon {
   /** [[read]] for py4j: null for what is not given; `snapshot` any integral number, `where` a
     * String or a Column. */
   def readForPython(spark: SparkSession, path: String, snapshot: AnyRef, where: AnyRef, columns: java.util.List[String]): DataFrame =
-    readWith(spark, path, snapshotId(snapshot), condition(where), Option(columns).map(_.asScala.toList))
+    readWith(spark, path, optionalLong("snapshot", snapshot), condition(where), Option(columns).map(_.asScala.toList))
 
   def planForPython(spark: SparkSession, path: String, snapshot: AnyRef, where: AnyRef): DataFrame =
-    planWith(spark, path, snapshotId(snapshot), condition(where))
+    planWith(spark, path, optionalLong("snapshot", snapshot), condition(where))
 
-  private def snapshotId(snapshot: AnyRef): Option[Long] = snapshot match {
+  /** A Python `int | None` argument through py4j (an Integer or a Long, or null). */
+  private[spark] def optionalLong(name: String, value: AnyRef): Option[Long] = value match {
     case null      => None
     case n: Number => Some(n.longValue)
-    case other     => throw new IllegalArgumentException(s"snapshot must be an integer, got ${other.getClass.getName}")
+    case other     => throw new IllegalArgumentException(s"$name must be an integer, got ${other.getClass.getName}")
   }
 
   private def condition(where: AnyRef): Option[Either[String, Column]] = where match {

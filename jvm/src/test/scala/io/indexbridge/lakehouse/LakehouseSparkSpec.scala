@@ -194,11 +194,11 @@ class LakehouseSparkSpec extends AnyFunSuite with BeforeAndAfterAll {
     val deltaLog = DeltaLog.forTable(spark, table)
     val adds = deltaLog.update().allFiles.collect()
     val deleted = Lakehouse.readDeltaDvs(spark, table)
-    val more = spark.createDataFrame(adds.toSeq.flatMap(a => (0L until 900L by 3).map(p => (a.path, p)))).toDF("file", "pos")
+    val more = spark.createDataFrame(adds.toSeq.flatMap(a => (0L until 900L by 3).map(p => (Lakehouse.sparkFilePath(table, a.path), p)))).toDF("file", "pos")
     val written = Lakehouse.writeDeltaDvs(deleted.union(more), table, prefixLength = 1).collect()
       .map(r => r.getString(0) -> r.getStruct(1)).toMap
     val actions = adds.toSeq.flatMap { a =>
-      val s = written(a.path)
+      val s = written(Lakehouse.sparkFilePath(table, a.path))
       Seq(a.removeWithTimestamp(System.currentTimeMillis(), true).json,
         a.copy(deletionVector = DeltaDescriptor(s.getString(0), s.getString(1), Some(Int.box(s.getInt(2))), s.getInt(3), s.getLong(4), None)).json)
     }
