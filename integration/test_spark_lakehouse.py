@@ -30,6 +30,7 @@ from pyspark.sql import functions as F
 from indexbridge.delta import log as delta_log
 from indexbridge.delta.bridge import paimon_to_delta
 from indexbridge.delta.dv import DeletionVectorDescriptor, read_deletion_vector
+from indexbridge.errors import IndexFormatError
 from indexbridge.iceberg import puffin
 from indexbridge.iceberg.bridge import paimon_to_puffin
 from indexbridge.jvm import java_errors, run_reference
@@ -416,6 +417,23 @@ def test_delta_descriptor_past_its_file_fails_the_job(lake, tmp_path, engine):
     message = str(failure.value)
     dv_file = DeletionVectorDescriptor.from_json(d).absolute_path(table)
     assert f"{error}: {dv_file}: offset {file_size + 10}: " in message, message
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_bad_delta_log_raises_index_format_error_on_the_driver(lake, tmp_path, engine):
+    """Both engines plan on the driver: a missing log and a missing commit raise IndexFormatError
+    (the JVM engine's IndexFormatException converted) naming the file, before any job runs."""
+    session, _ = lake
+    with pytest.raises(IndexFormatError) as missing:
+        ibf.read_delta_dvs(session, tmp_path, engine=engine)
+    assert (missing.value.source, missing.value.offset) == (str(tmp_path / "_delta_log"), 0)
+    log = tmp_path / "_delta_log"
+    log.mkdir()
+    for v in (0, 2):
+        (log / f"{v:020d}.json").write_text('{"commitInfo": {}}\n')
+    with pytest.raises(IndexFormatError) as gap:
+        ibf.read_delta_dvs(session, tmp_path, engine=engine)
+    assert gap.value.source == str(log / f"{1:020d}.json") and "commit 1" in gap.value.expected
 
 
 # -- Paimon → Iceberg / Delta in Spark tasks -----------------------------------------------------
