@@ -422,7 +422,8 @@ def test_delta_descriptor_past_its_file_fails_the_job(lake, tmp_path, engine):
 @pytest.mark.parametrize("engine", ENGINES)
 def test_bad_delta_log_raises_index_format_error_on_the_driver(lake, tmp_path, engine):
     """Both engines plan on the driver: a missing log and a missing commit raise IndexFormatError
-    (the JVM engine's IndexFormatException converted) naming the file, before any job runs."""
+    (the JVM engine's IndexFormatException converted) naming the file, a version past the log
+    ValueError, before any job runs."""
     session, _ = lake
     with pytest.raises(IndexFormatError) as missing:
         ibf.read_delta_dvs(session, tmp_path, engine=engine)
@@ -434,6 +435,8 @@ def test_bad_delta_log_raises_index_format_error_on_the_driver(lake, tmp_path, e
     with pytest.raises(IndexFormatError) as gap:
         ibf.read_delta_dvs(session, tmp_path, engine=engine)
     assert gap.value.source == str(log / f"{1:020d}.json") and "commit 1" in gap.value.expected
+    with pytest.raises(ValueError, match="version 3 of .*: the log holds versions up to 2"):
+        ibf.read_delta_dvs(session, tmp_path, 3, engine=engine)
 
 
 # -- Paimon → Iceberg / Delta in Spark tasks -----------------------------------------------------

@@ -202,15 +202,19 @@ Engine = Literal["jvm", "python"]
 
 
 def _jvm_call(spark: SparkSession, call: Callable[[Any], Any]) -> DataFrame:
-    """``engine="jvm"``: a function of ``io.indexbridge.spark.Lakehouse`` (Scala); an
-    IndexFormatException the driver's planning throws (a damaged Delta log, a Paimon table)
-    raised as IndexFormatError, as the Python engine raises it."""
+    """``engine="jvm"``: a function of ``io.indexbridge.spark.Lakehouse`` (Scala). What the
+    driver's planning throws is raised as the Python engine raises it: an IndexFormatException (a
+    damaged Delta log, a Paimon table) as IndexFormatError, an IllegalArgumentException (a version
+    the log does not hold) as ValueError."""
     try:
         return DataFrame(call(spark._jvm.io.indexbridge.spark.Lakehouse), spark)
     except java_errors() as e:
-        format_error = index_format_error(getattr(e, "java_exception", None) or getattr(e, "_origin", None))
+        throwable = getattr(e, "java_exception", None) or getattr(e, "_origin", None)
+        format_error = index_format_error(throwable)
         if format_error is not None:
             raise format_error from None
+        if throwable is not None and throwable.getClass().getName() == "java.lang.IllegalArgumentException":
+            raise ValueError(str(throwable.getMessage())) from None
         raise
 
 
