@@ -23,7 +23,7 @@ exact lookup and ordered, prefix and range iteration.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from indexbridge.bytes import ByteReader
 from indexbridge.errors import IndexFormatError
@@ -361,6 +361,10 @@ class Fst:
             if node is None:
                 node = step[2] = self._node(step[1])
         return total + node.final_output if node.final else None
+
+    def get_many(self, keys: Sequence[bytes]) -> list[int | None]:
+        """The value of each of ``keys`` (None if absent), as :meth:`get` gives it."""
+        return [self.get(k) for k in keys]
 
     def __contains__(self, key: bytes) -> bool:
         return self.get(key) is not None
