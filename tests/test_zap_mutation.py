@@ -35,6 +35,7 @@ def _exercise(data: bytes) -> None:
     segment = Segment(data, "<mutant>", verify_crc=False)
     for info in segment.fields:
         dictionary = segment.dictionary(info.id)
+        terms = []
         for n, (term, value) in enumerate(dictionary.items()):
             if n == TERMS_PER_FIELD:
                 break
@@ -42,6 +43,8 @@ def _exercise(data: bytes) -> None:
             for hit in islice(postings, HITS_PER_TERM):
                 _ = (hit.doc, hit.freq, hit.norm_bits, hit.locations)
             dictionary.postings(term)
+            terms.append(term)
+        dictionary.postings_columns(terms)  # the same lists at once, decoded in bulk
         for _ in islice(segment.docvalues(info.id), DOCS):
             pass
     for doc in range(min(segment.num_docs, DOCS)):

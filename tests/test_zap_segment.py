@@ -107,10 +107,40 @@ def _hits_or_error(decode) -> object:
         return type(e)
 
 
+COLUMNS_EVERY = 4  # the columnar read of a sample of the targeted damages (each costs a few ms)
+
+
+def _check_columns(segment: Segment, values: list[int], dict_offset: int) -> None:
+    """The columnar read of ``values`` at once gives every list's checked hits, or raises an
+    IndexFormatError naming the segment and an offset in it when the checked decoder (or the
+    record read) of any of them raises."""
+    expected = []
+    for value in values:
+        try:
+            pl = segment.postings_at(value, dict_offset)
+        except IndexFormatError:
+            expected = IndexFormatError
+            break
+        hits = _hits_or_error(lambda: (h.posting for h in PostingsList(pl.docs, None, pl._record)._decode()))
+        if hits is IndexFormatError:
+            expected = IndexFormatError
+            break
+        expected.append(hits)
+    try:
+        columns = segment.postings_columns_at(values, dict_offset)
+    except IndexFormatError as e:
+        assert expected is IndexFormatError, e
+        assert e.source == segment.source and 0 <= e.offset < len(segment.data) and e.expected
+        return
+    assert expected is not IndexFormatError
+    assert [columns.postings(i) for i in range(len(values))] == expected
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_damaged_bytes(seed: int) -> None:
     """Iterating a postings list decodes it in bulk (regex-split uvarints); on any byte damage it
-    must give exactly the checked, field-by-field decoder's hits or its error."""
+    must give exactly the checked, field-by-field decoder's hits or its error. So must the
+    columnar read of all the field's lists at once (numpy), or raise when any of them does."""
     rng = random.Random(seed)
     docs = corpus(rng, 0, rng.randrange(1, 60))
     data = bytearray(build_segment(docs, rng.choice([1, 2, 3, 7, 1024])))
@@ -135,6 +165,8 @@ def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_damaged_bytes(s
                 continue
             checked = _hits_or_error(lambda: (h.posting for h in PostingsList(pl.docs, None, pl._record)._decode()))
             assert _hits_or_error(lambda: iter(pl)) == checked
+        for info in segment.fields:
+            _check_columns(segment, [value for fid, value in terms if fid == info.id], info.dict_offset)
 
 
 def _size_fields(segment: Segment, value: int, dict_offset: int) -> tuple[list, list]:
@@ -198,10 +230,17 @@ def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_changed_sizes(s
                     if len(encoded) == width:
                         damages.append((value, info.dict_offset, dict(zip(range(at, at + width), encoded))))
     assert damages
-    for value, dict_offset, changes in damages:
+    field_values = {info.dict_offset: [v for _, v in segment.dictionary(info.id).items() if not is_one_hit(v)] for info in segment.fields}
+    for n, (value, dict_offset, changes) in enumerate(damages):
         damaged = bytearray(data)
         for at, byte in changes.items():
             damaged[at] = byte
-        pl = Segment(bytes(damaged), verify_crc=False).postings_at(value, dict_offset)
+        damaged_segment = Segment(bytes(damaged), verify_crc=False)
+        pl = damaged_segment.postings_at(value, dict_offset)
         checked = _hits_or_error(lambda: (h.posting for h in PostingsList(pl.docs, None, pl._record)._decode()))
         assert _hits_or_error(lambda: iter(pl)) == checked, (seed, changes)
+        if n % COLUMNS_EVERY:
+            continue
+        values = field_values[dict_offset]
+        at = values.index(value)
+        _check_columns(damaged_segment, values[max(0, at - 2) : at + 3], dict_offset)  # the damaged list among its neighbours

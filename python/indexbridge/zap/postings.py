@@ -23,6 +23,7 @@ import struct
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from itertools import accumulate, islice
+from dataclasses import dataclass, fields
 from typing import NamedTuple
 
 import numpy as np
@@ -400,7 +401,8 @@ class PostingsList:
 _INDEX_CAP = 1 << 62  # uvarint values used as counts or sizes are capped here before int64 index arithmetic
 
 
-class PostingsColumns(NamedTuple):
+@dataclass(frozen=True)
+class PostingsColumns:
     """The hits of T terms, H hits, L locations, A array positions as flat arrays (see the module
     docstring); term ``i``'s hits are ``hit_offsets[i]:hit_offsets[i + 1]``, hit ``h``'s locations
     ``location_offsets[h]:location_offsets[h + 1]``, location ``k``'s array positions
@@ -421,6 +423,11 @@ class PostingsColumns(NamedTuple):
 
     def __len__(self) -> int:
         return len(self.hit_offsets) - 1
+
+    @classmethod
+    def names(cls) -> list[str]:
+        """The column names, in order."""
+        return [f.name for f in fields(cls)]
 
     @property
     def norms(self) -> np.ndarray:

@@ -26,7 +26,7 @@ import os
 import struct
 from collections.abc import Iterator, Sequence
 from itertools import chain
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -382,7 +382,7 @@ class Segment:
         place[one] = len(records) + np.arange(int(one.sum()))
         order = np.full(len(values), len(records) + int(one.sum()), dtype=np.int64)
         order[[i for i, v in enumerate(values) if v is not None]] = place
-        empty = PostingsColumns.one_hits(np.zeros(0, dtype=np.uint64))._replace(hit_offsets=np.zeros(2, dtype=np.int64))
+        empty = replace(PostingsColumns.one_hits(np.zeros(0, dtype=np.uint64)), hit_offsets=np.zeros(2, dtype=np.int64))
         return PostingsColumns.concat([general, PostingsColumns.one_hits(vals[one]), empty]).take(order)
 
     def postings(self, field: str, term: bytes) -> PostingsList:

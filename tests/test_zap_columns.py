@@ -1,0 +1,75 @@
+"""The columnar postings read (``Dictionary.postings_columns``) against the per-hit API.
+
+Generated segments (seeded corpora of zap_generated: array positions, term vectors on/off,
+composite fields, empty and non-UTF-8 terms; random chunk factors) and every golden vector of
+/work/shared/vectors/zap (segments written by Go's zap v11.0.14, whose per-hit reading
+test_zap_conformance checks against the vectors' descriptions) must give, column for column, what
+the per-hit API gives term by term: for every term in byte order, and for a shuffled selection with
+repeats and absent terms. The damage cases are in test_zap_segment.py and test_zap_mutation.py.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from zap_generated import corpus
+
+from indexbridge.zap.postings import PostingsColumns
+from indexbridge.zap.segment import Segment, build_segment
+
+
+def assert_columns_equal(got: PostingsColumns, expected: PostingsColumns) -> None:
+    for name in PostingsColumns.names():
+        a, b = getattr(got, name), getattr(expected, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
+
+
+def check_segment(segment: Segment, rng: random.Random) -> int:
+    """Compare every field's columns with the per-hit API; the number of hits compared."""
+    compared = 0
+    for info in segment.fields:
+        dictionary = segment.dictionary(info.id)
+        terms = list(dictionary.terms())
+        per_hit = [list(dictionary.postings(t)) for t in terms]
+        columns = dictionary.postings_columns()
+        assert_columns_equal(columns, PostingsColumns.from_postings(per_hit))
+        assert_columns_equal(dictionary.postings_columns(terms), columns)
+        assert [columns.postings(i) for i in range(len(terms))] == per_hit
+        picked = rng.choices(terms, k=min(len(terms), 40)) + [b"\x00absent", b"\xff" * 3]
+        rng.shuffle(picked)
+        assert_columns_equal(dictionary.postings_columns(picked), PostingsColumns.from_postings(dictionary.postings(t) for t in picked))
+        compared += len(columns.docs)
+    return compared
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_columns_equal_the_per_hit_api_on_generated_segments(seed: int) -> None:
+    rng = random.Random(seed)
+    docs = corpus(rng, 0, rng.randrange(0, 80))
+    segment = Segment(build_segment(docs, rng.choice([1, 2, 3, 7, 1024])))
+    check_segment(segment, rng)
+
+
+def test_columns_equal_the_per_hit_api_on_the_golden_vectors(vectors_dir: Path) -> None:
+    paths = sorted((vectors_dir / "zap").glob("*.zap"))
+    assert paths
+    hits = 0
+    for path in paths:
+        with Segment.open(path) as segment:
+            hits += check_segment(segment, random.Random(path.name))
+    assert hits > 0
+
+
+def test_columns_views() -> None:
+    """norms are the float32 of the norm bits; take() selects terms in any order."""
+    rng = random.Random(5)
+    segment = Segment(build_segment(corpus(rng, 0, 30), 3))
+    dictionary = segment.dictionary("body")
+    columns = dictionary.postings_columns()
+    expected = [hit.norm for i in range(len(columns)) for hit in columns.postings(i)]
+    assert columns.norms.tolist() == pytest.approx(expected) and columns.norms.dtype == np.float32
+    order = np.array(rng.choices(range(len(columns)), k=10))
+    assert [columns.take(order).postings(i) for i in range(10)] == [columns.postings(i) for i in order.tolist()]
