@@ -640,10 +640,10 @@ def _read_blocks(
     f0, r0 = freq_offset[fast], records[fast]
     m = len(fast)
     lo, hi = int(f0[0]), int(r0[-1])
-    toggles = np.zeros(hi - lo + 1, dtype=bool)  # the regions' bytes, gathered: in from f0, out from r0
-    toggles[f0 - lo] = True
-    toggles[r0 - lo] ^= True
-    raw = buf[lo:hi][np.logical_xor.accumulate(toggles)[:-1]]
+    inside = np.zeros(hi - lo + 1, dtype=np.int8)  # the regions' bytes, gathered: in from f0, out from r0
+    inside[f0 - lo] += 1
+    inside[r0 - lo] -= 1
+    raw = buf[lo:hi][np.cumsum(inside[:-1], dtype=np.int8).view(bool)]
     values, at, too_long = _uvarint_stream(raw)
     nvals = len(values)
     region = _offsets(r0 - f0)
@@ -686,7 +686,9 @@ def _read_blocks(
     # follows the one before, so they are found in rounds (round j: every term's j-th entry)
     loc_hits = np.flatnonzero(has_locs & good[tid])
     per_term = np.bincount(tid[loc_hits], minlength=m)
-    heads, nexts = _chain_entries(values, at, le0, ve, per_term, good)
+    value_at = np.full(len(raw) + 1, -1, dtype=np.int64)
+    value_at[at] = np.arange(nvals + 1)
+    heads, nexts = _chain_entries(values, at, value_at, le0, ve, per_term, good)
     entry_end = np.zeros(len(tid), dtype=np.int64)  # value index after the hit's entry (or the one before)
     entry_end[loc_hits] = nexts
     entry_end = np.maximum.accumulate(np.maximum(entry_end, le0[tid])) if len(tid) else entry_end
@@ -717,9 +719,13 @@ def _read_blocks(
     return PostingsColumns.concat([columns.take(np.flatnonzero(good)), checked]).take(order)
 
 
-def _chain_entries(values, at, le0, ve, per_term, good) -> tuple[np.ndarray, np.ndarray]:
+def _chain_entries(values, at, value_at, le0, ve, per_term, good) -> tuple[np.ndarray, np.ndarray]:
     """(value index of each location entry's numBytes, value index after the entry), entries in
-    term order; a term whose entries do not chain within its values is marked not ``good``."""
+    term order; a term whose entries do not chain within its values is marked not ``good``.
+    ``value_at[byte]``: the index of the value starting at that byte, or -1.
+
+    Round j finds every term's j-th entry; once only a few terms are left (the ones with many
+    hits), each is finished alone in a loop."""
     nvals = len(values)
     order = np.argsort(-per_term, kind="stable")
     sorted_counts = per_term[order]
@@ -727,18 +733,46 @@ def _chain_entries(values, at, le0, ve, per_term, good) -> tuple[np.ndarray, np.
     heads = np.zeros(int(per_term.sum()), dtype=np.int64)
     nexts = np.zeros_like(heads)
     cur = le0[order]
-    for j in range(int(sorted_counts[0]) if len(order) else 0):
-        active = int(np.searchsorted(-sorted_counts, -j, side="left"))
+    rounds = int(sorted_counts[0]) if len(order) else 0
+    actives = np.searchsorted(-sorted_counts, -np.arange(rounds), side="left").tolist()  # terms with more than j entries
+    for j, active in enumerate(actives):
+        if active <= _FEW_TERMS:
+            for t, h, count in zip(order[:active].tolist(), cur[:active].tolist(), sorted_counts[:active].tolist()):
+                _follow_entries(values, at, value_at, h, int(ve[t]), count - j, heads, nexts, int(first[t]) + j, good, t)
+            break
         t, h = order[:active], cur[:active]
         inside = h < ve[t]
         h = np.minimum(h, nvals - 1)
-        body_end = at[h + 1] + _capped(values[h])
-        nx = np.minimum(np.searchsorted(at, body_end), nvals)
-        fine = inside & (nx <= ve[t]) & (at[nx] == body_end)
+        nx = value_at[np.minimum(at[h + 1] + _capped(values[h]), len(value_at) - 1)]
+        fine = inside & (nx >= 0) & (nx <= ve[t])
         good[t[~fine]] = False
         heads[first[t] + j], nexts[first[t] + j] = h, np.where(fine, nx, h + 1)
         cur[:active] = np.where(fine, nx, ve[t])
     return heads, nexts
+
+
+_FEW_TERMS = 8
+
+
+def _follow_entries(values, at, value_at, start, end, count, heads, nexts, out, good, term) -> None:
+    """``count`` entries of one term from value index ``start`` (within ``end``) into
+    ``heads[out:]`` / ``nexts[out:]``; marks the term not ``good`` if they do not chain."""
+    found = []
+    h = start
+    last = len(value_at) - 1
+    for _ in range(count):
+        found.append(h)
+        if h >= end:
+            good[term] = False
+            return
+        nx = int(value_at[min(int(at[h + 1]) + min(int(values[h]), last), last)])
+        if nx < 0 or nx > end:
+            good[term] = False
+            return
+        h = nx
+    heads[out : out + count] = found
+    nexts[out : out + count - 1] = found[1:]
+    nexts[out + count - 1] = h
 
 
 def _chain_locations(values, body_start, body_end, good, term) -> tuple[np.ndarray, np.ndarray]:
