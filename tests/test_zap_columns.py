@@ -64,7 +64,8 @@ def test_columns_equal_the_per_hit_api_on_the_golden_vectors(vectors_dir: Path) 
 
 
 def test_columns_views() -> None:
-    """norms are the float32 of the norm bits; take() selects terms in any order."""
+    """norms are the float32 of the norm bits; take() selects terms in any order; to_arrow() holds
+    the per-hit API's values."""
     rng = random.Random(5)
     segment = Segment(build_segment(corpus(rng, 0, 30), 3))
     dictionary = segment.dictionary("body")
@@ -73,3 +74,13 @@ def test_columns_views() -> None:
     assert columns.norms.tolist() == pytest.approx(expected) and columns.norms.dtype == np.float32
     order = np.array(rng.choices(range(len(columns)), k=10))
     assert [columns.take(order).postings(i) for i in range(10)] == [columns.postings(i) for i in order.tolist()]
+    arrow = columns.to_arrow().to_pylist()
+    assert arrow == [
+        [{"doc": p.doc, "freq": p.freq, "norm_bits": p.norm_bits,
+          "locations": None if p.locations is None else [
+              {"field_id": loc.field_id, "pos": loc.pos, "start": loc.start, "end": loc.end, "array_positions": list(loc.array_positions)}
+              for loc in p.locations]}
+         for p in columns.postings(i)]
+        for i in range(len(columns))
+    ]
+    assert any(p.locations for i in range(len(columns)) for p in columns.postings(i))

@@ -14,6 +14,28 @@
       uvarint freqBlockOffset, uvarint locBlockOffset, uvarint roaringLen, roaring[roaringLen]
 
     1-hit FST value (top bits 10): (1<<63) | (normBits & 0x7FFFFFFF) << 31 | docNum   (freq 1, no locations)
+
+Two ways to read hits. Per hit, :class:`PostingsList` (one term) yields :class:`Posting` /
+:class:`Location` tuples. Columnar, :class:`PostingsColumns` (many terms at once, from
+:func:`read_columns`; ``Dictionary.postings_columns`` in segment.py) holds the same values as flat
+numpy arrays, each level indexing the next through an offsets array (Arrow's list layout)::
+
+    T terms, H hits, L locations, A array positions
+    hit_offsets             int64[T+1]    term i's hits are [hit_offsets[i], hit_offsets[i+1])
+      docs                  uint32[H]     docNum, ascending within a term
+      freqs                 uint64[H]     freq
+      norm_bits             uint32[H]     float32 bits of the norm (.norms: the float32 view)
+      has_locations         bool[H]       the hasLocs bit (Posting.locations is None where clear)
+      location_offsets      int64[H+1]    hit h's locations are [location_offsets[h], location_offsets[h+1])
+        field_ids, pos, starts, ends      uint64[L]   fieldId, 1-based position, byte range
+        array_position_offsets int64[L+1] location k's array positions are [.[k], .[k+1])
+          array_positions   uint64[A]
+
+:func:`read_columns` decodes in bulk: every term's bytes from its freq/norm block to its record
+(zap writes them back to back, all uvarints) gathered and split into uvarints at once, the
+blocks' structure checked and indexed with array operations, location entries found in rounds
+(round j: every term's j-th entry). What differs from the layout zap writes is read by the per-hit
+decoders, which name the fault of a damaged file.
 """
 
 from __future__ import annotations
@@ -483,6 +505,21 @@ class PostingsColumns:
             locs = tuple(locations[loc_off[h] - k0 : loc_off[h + 1] - k0]) if has else None
             out.append(Posting(doc, freq, bits, locs))
         return out
+
+    def to_arrow(self):
+        """The columns as one Arrow array, a list of hits per term, without copying:
+        ``list<struct<doc, freq, norm_bits, locations: list<struct<field_id, pos, start, end,
+        array_positions: list<uint64>>>>>`` (``locations`` null where ``has_locations`` is clear)."""
+        import pyarrow as pa
+
+        lists = pa.LargeListArray.from_arrays
+        array_positions = lists(self.array_position_offsets, self.array_positions)
+        locations = pa.StructArray.from_arrays(
+            [self.field_ids, self.pos, self.starts, self.ends, array_positions], ["field_id", "pos", "start", "end", "array_positions"])
+        hits = pa.StructArray.from_arrays(
+            [self.docs, self.freqs, self.norm_bits, lists(self.location_offsets, locations, mask=pa.array(~self.has_locations))],
+            ["doc", "freq", "norm_bits", "locations"])
+        return lists(self.hit_offsets, hits)
 
     def take(self, terms: np.ndarray) -> PostingsColumns:
         """The columns of the terms at ``terms`` (indexes, in that order, repeats allowed)."""
