@@ -32,6 +32,8 @@ def test_fst_agrees_with_a_sorted_dict(seed: int) -> None:
     assert len(fst) == len(items)
     assert list(fst.items()) == items
     probes = keys[:50] + [bytes(rng.randrange(256) for _ in range(rng.randrange(0, 5))) for _ in range(50)]
+    assert fst.get_many(probes) == [d.get(p) for p in probes]
+    assert Fst(build_fst(items)).get_many(sorted(probes)) == [d.get(p) for p in sorted(probes)]  # a fresh node cache
     for probe in probes:
         assert fst.get(probe) == d.get(probe)
         assert list(fst.prefix(probe)) == [(k, v) for k, v in items if k.startswith(probe)]
