@@ -84,3 +84,15 @@ def test_columns_views() -> None:
         for i in range(len(columns))
     ]
     assert any(p.locations for i in range(len(columns)) for p in columns.postings(i))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_columns_in_batches(seed: int, monkeypatch) -> None:
+    """Records far apart are read in batches (bounded work arrays): batches of a few dozen bytes
+    give the same columns."""
+    from indexbridge.zap import postings
+
+    rng = random.Random(seed)
+    segment = Segment(build_segment(corpus(rng, 0, rng.randrange(20, 60)), rng.choice([1, 3, 1024])))
+    monkeypatch.setattr(postings, "_BATCH_BYTES", rng.choice([1, 40, 200]))
+    check_segment(segment, rng)

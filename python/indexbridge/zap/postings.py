@@ -607,6 +607,9 @@ def _bytes_u(buf: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
     return out
 
 
+_BATCH_BYTES = 1 << 23  # records read together lie within this many bytes (the work arrays take up to ~40x that)
+
+
 def read_columns(
     data: memoryview, records: np.ndarray, file_end: int, chunk_factor: int, num_docs: int,
     record: Callable[[int], PostingsList],
@@ -620,8 +623,13 @@ def read_columns(
     in any way is read by ``record(offset)`` (:meth:`PostingsList.read` through the segment),
     hits that differ by :class:`PostingsList`'s per-hit decoder: both name what is wrong with a
     damaged file, so any damage raises their :class:`IndexFormatError`."""
-    buf = np.frombuffer(data, dtype=np.uint8)[:file_end]
     n = len(records)
+    if n and records[-1] - records[0] > _BATCH_BYTES:  # in batches of nearby records: bounded work arrays
+        batch = (records - records[0]) // _BATCH_BYTES
+        cuts = np.flatnonzero(batch[1:] != batch[:-1]) + 1
+        return PostingsColumns.concat([
+            read_columns(data, part, file_end, chunk_factor, num_docs, record) for part in np.split(records, cuts)])
+    buf = np.frombuffer(data, dtype=np.uint8)[:file_end]
     if file_end < 16 or n == 0:
         return PostingsColumns.from_postings([record(int(r)) for r in records.tolist()])
     # postings records: uvarint freqBlockOffset, uvarint locBlockOffset, uvarint roaringLen, roaring
@@ -723,7 +731,7 @@ def _read_blocks(
     # follows the one before, so they are found in rounds (round j: every term's j-th entry)
     loc_hits = np.flatnonzero(has_locs & good[tid])
     per_term = np.bincount(tid[loc_hits], minlength=m)
-    value_at = np.full(len(raw) + 1, -1, dtype=np.int64)
+    value_at = np.full(len(raw) + 1, -1, dtype=np.int32 if len(raw) < 1 << 31 else np.int64)
     value_at[at] = np.arange(nvals + 1)
     heads, nexts = _chain_entries(values, at, value_at, le0, ve, per_term, good)
     entry_end = np.zeros(len(tid), dtype=np.int64)  # value index after the hit's entry (or the one before)
