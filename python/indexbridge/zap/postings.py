@@ -826,7 +826,8 @@ def _chain_locations(values, body_start, body_end, good, term) -> tuple[np.ndarr
     locations is marked not ``good``. Bodies without array positions are split at once (every
     fifth value a 0 count), the others location by location in rounds."""
     nvals = len(values)
-    size = body_end - body_start
+    size = np.maximum(body_end - body_start, 0)  # entries of a term found bad are left empty (0, 0)
+    body_end = body_start + size
     whole = size // 5
     slot_body = np.repeat(np.arange(len(size)), whole)
     slots = body_start[slot_body] + 5 * (np.arange(len(slot_body)) - _offsets(whole)[slot_body]) + 4
