@@ -464,7 +464,8 @@ class _Transitions:
             nid = self.ids.get(addr)
             if nid is None:
                 nid = self.ids[addr] = self.nodes + len(new_nodes)
-                new_nodes.append(self.fst._decode_node(addr))
+                cached = self.fst._cache.get(addr)  # decoded by get() already
+                new_nodes.append((cached.final, cached.final_output, cached.trans) if cached is not None else self.fst._decode_node(addr))
             ids.append(nid)
         if not new_nodes:
             return ids
