@@ -14,7 +14,7 @@ from bisect import bisect_left
 from pathlib import Path
 
 import pytest
-from zap_generated import NAMES, VOCABULARY, brute_force, corpus
+from zap_generated import NAMES, VOCABULARY, brute_force, check_columns, corpus, hits_or_error
 
 from indexbridge.zap.merge import DROPPED, merge_segments
 from indexbridge.errors import IndexFormatError
@@ -100,40 +100,7 @@ def test_merge_reads_like_a_build_of_the_survivors(seed: int) -> None:
     assert got["docvalues"] == {name: values for name, values in doc_values.items() if values}
 
 
-def _hits_or_error(decode) -> object:
-    try:
-        return list(decode())
-    except IndexFormatError as e:
-        return type(e)
-
-
 COLUMNS_EVERY = 4  # the columnar read of a sample of the targeted damages (each costs a few ms)
-
-
-def _check_columns(segment: Segment, values: list[int], dict_offset: int) -> None:
-    """The columnar read of ``values`` at once gives every list's checked hits, or raises an
-    IndexFormatError naming the segment and an offset in it when the checked decoder (or the
-    record read) of any of them raises."""
-    expected = []
-    for value in values:
-        try:
-            pl = segment.postings_at(value, dict_offset)
-        except IndexFormatError:
-            expected = IndexFormatError
-            break
-        hits = _hits_or_error(lambda: (h.posting for h in PostingsList(pl.docs, None, pl._record)._decode()))
-        if hits is IndexFormatError:
-            expected = IndexFormatError
-            break
-        expected.append(hits)
-    try:
-        columns = segment.postings_columns_at(values, dict_offset)
-    except IndexFormatError as e:
-        assert expected is IndexFormatError, e
-        assert e.source == segment.source and 0 <= e.offset < len(segment.data) and e.expected
-        return
-    assert expected is not IndexFormatError
-    assert [columns.postings(i) for i in range(len(values))] == expected
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -163,10 +130,10 @@ def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_damaged_bytes(s
                 pl = segment.postings_at(value, segment.fields[fid].dict_offset)
             except IndexFormatError:
                 continue
-            checked = _hits_or_error(lambda: (h.posting for h in PostingsList(pl.docs, None, pl._record)._decode()))
-            assert _hits_or_error(lambda: iter(pl)) == checked
+            checked = hits_or_error(lambda: (h.posting for h in PostingsList(pl.docs, None, pl._record)._decode()))
+            assert hits_or_error(lambda: iter(pl)) == checked
         for info in segment.fields:
-            _check_columns(segment, [value for fid, value in terms if fid == info.id], info.dict_offset)
+            check_columns(segment, [value for fid, value in terms if fid == info.id], info.dict_offset)
 
 
 def _size_fields(segment: Segment, value: int, dict_offset: int) -> tuple[list, list]:
@@ -237,10 +204,10 @@ def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_changed_sizes(s
             damaged[at] = byte
         damaged_segment = Segment(bytes(damaged), verify_crc=False)
         pl = damaged_segment.postings_at(value, dict_offset)
-        checked = _hits_or_error(lambda: (h.posting for h in PostingsList(pl.docs, None, pl._record)._decode()))
-        assert _hits_or_error(lambda: iter(pl)) == checked, (seed, changes)
+        checked = hits_or_error(lambda: (h.posting for h in PostingsList(pl.docs, None, pl._record)._decode()))
+        assert hits_or_error(lambda: iter(pl)) == checked, (seed, changes)
         if n % COLUMNS_EVERY:
             continue
         values = field_values[dict_offset]
         at = values.index(value)
-        _check_columns(damaged_segment, values[max(0, at - 2) : at + 3], dict_offset)  # the damaged list among its neighbours
+        check_columns(damaged_segment, values[max(0, at - 2) : at + 3], dict_offset)  # the damaged list among its neighbours

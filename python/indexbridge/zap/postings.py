@@ -788,8 +788,10 @@ def _chain_entries(values, at, value_at, le0, ve, per_term, good) -> tuple[np.nd
         t, h = order[:active], cur[:active]
         inside = h < ve[t]
         h = np.minimum(h, nvals - 1)
-        nx = value_at[np.minimum(at[h + 1] + _capped(values[h]), len(value_at) - 1)]
-        fine = inside & (nx >= 0) & (nx <= ve[t])
+        body_end = at[h + 1] + _capped(values[h])
+        inside &= body_end <= at[ve[t]]
+        nx = value_at[np.where(inside, body_end, 0)]
+        fine = inside & (nx >= 0)
         good[t[~fine]] = False
         heads[first[t] + j], nexts[first[t] + j] = h, np.where(fine, nx, h + 1)
         cur[:active] = np.where(fine, nx, ve[t])
@@ -804,14 +806,12 @@ def _follow_entries(values, at, value_at, start, end, count, heads, nexts, out, 
     ``heads[out:]`` / ``nexts[out:]``; marks the term not ``good`` if they do not chain."""
     found = []
     h = start
-    last = len(value_at) - 1
+    limit = int(at[end])
     for _ in range(count):
         found.append(h)
-        if h >= end:
-            good[term] = False
-            return
-        nx = int(value_at[min(int(at[h + 1]) + min(int(values[h]), last), last)])
-        if nx < 0 or nx > end:
+        body_end = int(at[h + 1]) + int(values[h]) if h < end else limit + 1
+        nx = int(value_at[body_end]) if body_end <= limit else -1
+        if nx < 0:
             good[term] = False
             return
         h = nx
