@@ -5,7 +5,9 @@ composite fields, empty and non-UTF-8 terms; random chunk factors) and every gol
 /work/shared/vectors/zap (segments written by Go's zap v11.0.14, whose per-hit reading
 test_zap_conformance checks against the vectors' descriptions) must give, column for column, what
 the per-hit API gives term by term: for every term in byte order, and for a shuffled selection with
-repeats and absent terms. The damage cases are in test_zap_segment.py and test_zap_mutation.py.
+repeats and absent terms. Damaged postings of a bigger segment (hundreds of terms per field, so
+that the bulk decoder's rounds run) must give the checked decoders' hits or raise their error; more
+damage cases are in test_zap_segment.py and test_zap_mutation.py.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from zap_generated import corpus
+from zap_generated import check_columns, corpus
 
 from indexbridge.zap.postings import PostingsColumns
 from indexbridge.zap.segment import Segment, build_segment
@@ -96,3 +98,25 @@ def test_columns_in_batches(seed: int, monkeypatch) -> None:
     segment = Segment(build_segment(corpus(rng, 0, rng.randrange(20, 60)), rng.choice([1, 3, 1024])))
     monkeypatch.setattr(postings, "_BATCH_BYTES", rng.choice([1, 40, 200]))
     check_segment(segment, rng)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_columns_on_damaged_postings_give_the_checked_hits_or_raise(seed: int) -> None:
+    from indexbridge.zap.corpus import generate
+    from indexbridge.zap.postings import is_one_hit
+
+    rng = random.Random(seed)
+    data = build_segment(generate(30, seed=seed, body_words=20).documents(), rng.choice([2, 7, 1024]))
+    segment = Segment(data)
+    fields = [(info.dict_offset, [v for _, v in segment.dictionary(info.id).items() if not is_one_hit(v)])
+              for info in segment.fields if info.dict_offset]
+    start = segment.footer.stored_index_offset + 8 * segment.num_docs
+    end = min(offset for offset, _ in fields)
+    for _ in range(25):
+        damaged = bytearray(data)
+        for _ in range(rng.randrange(1, 4)):
+            at = rng.randrange(start, end)
+            damaged[at] = rng.choice([rng.randrange(256), damaged[at] ^ 0x80, (damaged[at] + 1) % 256])
+        damaged_segment = Segment(bytes(damaged), verify_crc=False)
+        for dict_offset, values in fields:
+            check_columns(damaged_segment, values, dict_offset)
