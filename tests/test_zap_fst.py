@@ -32,6 +32,8 @@ def test_fst_agrees_with_a_sorted_dict(seed: int) -> None:
     assert len(fst) == len(items)
     assert list(fst.items()) == items
     probes = keys[:50] + [bytes(rng.randrange(256) for _ in range(rng.randrange(0, 5))) for _ in range(50)]
+    assert fst.get_many(probes) == [d.get(p) for p in probes]
+    assert Fst(build_fst(items)).get_many(sorted(probes)) == [d.get(p) for p in sorted(probes)]  # a fresh node cache
     for probe in probes:
         assert fst.get(probe) == d.get(probe)
         assert list(fst.prefix(probe)) == [(k, v) for k, v in items if k.startswith(probe)]
@@ -83,3 +85,29 @@ def test_vector_dictionaries_rebuild_bit_exact(vectors_dir: Path, zap_segment_na
             if dictionary.fst is None:
                 continue
             assert build_fst(list(dictionary.items())) == bytes(dictionary.fst.data), info.name
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_get_many_on_damaged_fsts_gives_what_get_gives(seed: int) -> None:
+    """Bytes of an FST changed at random: the batch lookup must give each key's get() value, or
+    raise IndexFormatError when get() raises for any of the keys."""
+    rng = random.Random(seed)
+    items = _random_items(rng) or [(b"a", 1)]
+    data = build_fst(items)
+    probes = [k for k, _ in items] + [bytes(rng.randrange(256) for _ in range(rng.randrange(0, 5))) for _ in range(30)]
+    for _ in range(80):
+        damaged = bytearray(data)
+        for _ in range(rng.randrange(1, 3)):
+            at = rng.randrange(16, len(data) - 16) if len(data) > 32 else 0
+            damaged[at] = rng.randrange(256)
+        try:
+            fst = Fst(bytes(damaged))
+        except IndexFormatError:
+            continue
+        try:
+            expected = [fst.get(p) for p in probes]
+        except IndexFormatError:
+            with pytest.raises(IndexFormatError):
+                Fst(bytes(damaged)).get_many(probes)
+            continue
+        assert Fst(bytes(damaged)).get_many(probes) == expected

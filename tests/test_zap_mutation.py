@@ -28,13 +28,16 @@ MAX_OFFSETS = 1500  # files up to this size get every offset changed
 BODY_SAMPLE_SMALL = 600  # offsets sampled before the last 400 bytes of files up to 20000 bytes
 BODY_SAMPLE_LARGE = 40  # ... and of the bigger ones (up to 12 MB), whose reads are slow
 TRACE_EVERY = 8
+COLUMNS_EVERY = 3  # the columnar read of every third mutant (with every eighth's memory traced, 1 in 24 both)
 
 
-def _exercise(data: bytes) -> None:
-    """Open and read everything (bounded: the first terms per field and the first docs)."""
+def _exercise(data: bytes, columns: bool) -> None:
+    """Open and read everything (bounded: the first terms per field and the first docs), with
+    ``columns`` the same postings lists at once too (columnar read, batch lookup)."""
     segment = Segment(data, "<mutant>", verify_crc=False)
     for info in segment.fields:
         dictionary = segment.dictionary(info.id)
+        terms = []
         for n, (term, value) in enumerate(dictionary.items()):
             if n == TERMS_PER_FIELD:
                 break
@@ -42,6 +45,9 @@ def _exercise(data: bytes) -> None:
             for hit in islice(postings, HITS_PER_TERM):
                 _ = (hit.doc, hit.freq, hit.norm_bits, hit.locations)
             dictionary.postings(term)
+            terms.append(term)
+        if columns:
+            dictionary.postings_columns(terms)
         for _ in islice(segment.docvalues(info.id), DOCS):
             pass
     for doc in range(min(segment.num_docs, DOCS)):
@@ -96,7 +102,7 @@ def test_mutants_decode_or_raise(vectors_dir: Path, zap_segment_name: str) -> No
             if trace:
                 tracemalloc.start()
             try:
-                _exercise(mutant)
+                _exercise(mutant, n % COLUMNS_EVERY == 0)
             except IndexFormatError:
                 pass
             finally:

@@ -14,7 +14,7 @@ from bisect import bisect_left
 from pathlib import Path
 
 import pytest
-from zap_generated import NAMES, VOCABULARY, brute_force, corpus
+from zap_generated import NAMES, VOCABULARY, brute_force, check_columns, corpus, hits_or_error
 
 from indexbridge.zap.merge import DROPPED, merge_segments
 from indexbridge.errors import IndexFormatError
@@ -100,17 +100,14 @@ def test_merge_reads_like_a_build_of_the_survivors(seed: int) -> None:
     assert got["docvalues"] == {name: values for name, values in doc_values.items() if values}
 
 
-def _hits_or_error(decode) -> object:
-    try:
-        return list(decode())
-    except IndexFormatError as e:
-        return type(e)
+COLUMNS_EVERY = 4  # the columnar read of a sample of the targeted damages (each costs a few ms)
 
 
 @pytest.mark.parametrize("seed", range(20))
 def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_damaged_bytes(seed: int) -> None:
     """Iterating a postings list decodes it in bulk (regex-split uvarints); on any byte damage it
-    must give exactly the checked, field-by-field decoder's hits or its error."""
+    must give exactly the checked, field-by-field decoder's hits or its error. So must the
+    columnar read of all the field's lists at once (numpy), or raise when any of them does."""
     rng = random.Random(seed)
     docs = corpus(rng, 0, rng.randrange(1, 60))
     data = bytearray(build_segment(docs, rng.choice([1, 2, 3, 7, 1024])))
@@ -133,8 +130,10 @@ def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_damaged_bytes(s
                 pl = segment.postings_at(value, segment.fields[fid].dict_offset)
             except IndexFormatError:
                 continue
-            checked = _hits_or_error(lambda: (h.posting for h in PostingsList(pl.docs, None, pl._record)._decode()))
-            assert _hits_or_error(lambda: iter(pl)) == checked
+            checked = hits_or_error(lambda: (h.posting for h in PostingsList(pl.docs, None, pl._record)._decode()))
+            assert hits_or_error(lambda: iter(pl)) == checked
+        for info in segment.fields:
+            check_columns(segment, [value for fid, value in terms if fid == info.id], info.dict_offset)
 
 
 def _size_fields(segment: Segment, value: int, dict_offset: int) -> tuple[list, list]:
@@ -198,10 +197,17 @@ def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_changed_sizes(s
                     if len(encoded) == width:
                         damages.append((value, info.dict_offset, dict(zip(range(at, at + width), encoded))))
     assert damages
-    for value, dict_offset, changes in damages:
+    field_values = {info.dict_offset: [v for _, v in segment.dictionary(info.id).items() if not is_one_hit(v)] for info in segment.fields}
+    for n, (value, dict_offset, changes) in enumerate(damages):
         damaged = bytearray(data)
         for at, byte in changes.items():
             damaged[at] = byte
-        pl = Segment(bytes(damaged), verify_crc=False).postings_at(value, dict_offset)
-        checked = _hits_or_error(lambda: (h.posting for h in PostingsList(pl.docs, None, pl._record)._decode()))
-        assert _hits_or_error(lambda: iter(pl)) == checked, (seed, changes)
+        damaged_segment = Segment(bytes(damaged), verify_crc=False)
+        pl = damaged_segment.postings_at(value, dict_offset)
+        checked = hits_or_error(lambda: (h.posting for h in PostingsList(pl.docs, None, pl._record)._decode()))
+        assert hits_or_error(lambda: iter(pl)) == checked, (seed, changes)
+        if n % COLUMNS_EVERY:
+            continue
+        values = field_values[dict_offset]
+        at = values.index(value)
+        check_columns(damaged_segment, values[max(0, at - 2) : at + 3], dict_offset)  # the damaged list among its neighbours

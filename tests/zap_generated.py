@@ -12,8 +12,9 @@ from __future__ import annotations
 import random
 
 from indexbridge.zap.analysis import CompositeField, Document, Field, Token, TokenLocation, id_field
-from indexbridge.zap.postings import Location, norm_bits
-from indexbridge.zap.segment import field_order
+from indexbridge.errors import IndexFormatError
+from indexbridge.zap.postings import Location, PostingsList, norm_bits
+from indexbridge.zap.segment import Segment, field_order
 
 VOCABULARY = [b"", b"a", b"ab", b"abc", b"b", b"ba", b"caf\xc3\xa9", b"\xff\x00", b"zz", b"the", b"t", b"te"]
 NAMES = ["body", "title", "A", "tag", "\u00e9t\u00e9"]
@@ -89,3 +90,37 @@ def brute_force(docs: list[Document], order: list[str] | None = None) -> dict:
         values = [(f.name, f.type, f.value, f.array_positions) for f in doc.fields if f.store and f.name != "_id"]
         stored.append([("_id", "t", doc.fields[-1].value, ())] + sorted(values, key=lambda v: ids[v[0]]))
     return {"fields": order, "postings": postings, "stored": stored, "docvalues": doc_values}
+
+
+def hits_or_error(decode) -> object:
+    """The hits ``decode()`` yields, or IndexFormatError if it raises one."""
+    try:
+        return list(decode())
+    except IndexFormatError as e:
+        return type(e)
+
+
+def check_columns(segment: Segment, values: list[int], dict_offset: int) -> None:
+    """The columnar read of ``values`` at once gives every list's checked hits, or raises an
+    IndexFormatError naming the segment and an offset in it when the checked decoder (or the
+    record read) of any of them raises."""
+    expected = []
+    for value in values:
+        try:
+            pl = segment.postings_at(value, dict_offset)
+        except IndexFormatError:
+            expected = IndexFormatError
+            break
+        hits = hits_or_error(lambda: (h.posting for h in PostingsList(pl.docs, None, pl._record)._decode()))
+        if hits is IndexFormatError:
+            expected = IndexFormatError
+            break
+        expected.append(hits)
+    try:
+        columns = segment.postings_columns_at(values, dict_offset)
+    except IndexFormatError as e:
+        assert expected is IndexFormatError, e
+        assert e.source == segment.source and 0 <= e.offset < len(segment.data) and e.expected
+        return
+    assert expected is not IndexFormatError
+    assert [columns.postings(i) for i in range(len(values))] == expected

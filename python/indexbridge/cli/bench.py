@@ -18,7 +18,10 @@
 built with the local Go toolchain) on one generated raw-document corpus
 (indexbridge.zap.corpus): segment build from analysed documents and from raw documents
 (analysis included), in documents and bytes of raw text per second; looking up every term of
-every field; iterating every postings list with freqs, norms and locations. Scala runs in the
+every field; iterating every postings list with freqs, norms and locations. Python also times
+the columnar forms of the last two, each field's terms in one batch (``Fst.get_many``,
+``Dictionary.postings_columns``: hits and locations as numpy arrays) against the same Go times
+(Go looks terms up and iterates postings one term at a time). Scala runs in the
 JVM (`io.indexbridge.bench.ZapBench`, all its rounds in one call after its JIT warm-up), Python
 in this process, Go in its own: one Go process (of 2 timed rounds) per Python round, alternating.
 """
@@ -215,6 +218,7 @@ def bench_spark_scale(positions: int, files: int) -> None:
 
 
 ZAP_TIMES = ("analyze_build_s", "build_s", "lookup_s", "iterate_s")
+ZAP_PYTHON_COLUMNAR_TIMES = ("lookup_batch_s", "iterate_columns_s")  # Fst.get_many, Dictionary.postings_columns
 
 
 def _zap_python(corpus) -> tuple[dict[str, int], Callable[[], dict[str, float]]]:
@@ -234,11 +238,22 @@ def _zap_python(corpus) -> tuple[dict[str, int], Callable[[], dict[str, float]]]
     def iterate() -> int:
         return sum(1 + len(hit.locations or ()) for dictionary, term in terms for hit in dictionary.postings(term))
 
-    def one_round() -> dict[str, float]:
-        workloads = (lambda: build_segment(corpus.documents()), lambda: build_segment(docs), lookup, iterate)
-        return {key: best_time(fn, 1) for key, fn in zip(ZAP_TIMES, workloads)}
+    # the columnar counterparts: each field's terms in one batch
+    batches = [(seg.dictionary(name), list(seg.dictionary(name).terms())) for name in seg.field_names]
 
-    return {"docs": len(docs), "terms": len(terms), "postings": iterate()}, one_round
+    def lookup_batch() -> None:
+        for dictionary, field_terms in batches:
+            if None in dictionary.fst.get_many(field_terms):
+                raise AssertionError(dictionary.field.name)
+
+    def iterate_columns() -> int:
+        return sum(len(c.docs) + len(c.field_ids) for c in (d.postings_columns(field_terms) for d, field_terms in batches))
+
+    def one_round() -> dict[str, float]:
+        workloads = (lambda: build_segment(corpus.documents()), lambda: build_segment(docs), lookup, iterate, lookup_batch, iterate_columns)
+        return {key: best_time(fn, 1) for key, fn in zip(ZAP_TIMES + ZAP_PYTHON_COLUMNAR_TIMES, workloads)}
+
+    return {"docs": len(docs), "terms": len(terms), "postings": iterate(), "postings_columns": iterate_columns()}, one_round
 
 
 # The JVM's heap for `bench zap` (spark-submit reads SPARK_DRIVER_MEMORY when it starts the
@@ -248,9 +263,9 @@ def _zap_python(corpus) -> tuple[dict[str, int], Callable[[], dict[str, float]]]
 ZAP_JVM_HEAP = "4g"
 
 
-def _best_rounds(rounds: list[dict]) -> dict[str, float]:
+def _best_rounds(rounds: list[dict], keys: Sequence[str] = ZAP_TIMES) -> dict[str, float]:
     """Each workload's best time over ``rounds``."""
-    return {k: min(r[k] for r in rounds) for k in ZAP_TIMES}
+    return {k: min(r[k] for r in rounds) for k in keys}
 
 
 def bench_zap(docs: int, rounds: int) -> None:
@@ -273,8 +288,8 @@ def bench_zap(docs: int, rounds: int) -> None:
         for _ in progress(range(rounds), "go and python rounds", unit="round"):
             go_rounds.append(json.loads(subprocess.run([str(binary), "bench", str(path), "2"], check=True, capture_output=True, text=True).stdout))
             python_rounds.append(python_round())
-    go, python = go_rounds[0] | _best_rounds(go_rounds), python | _best_rounds(python_rounds)
-    for name, r in (("scala", scala), ("python", python)):
+    go, python = go_rounds[0] | _best_rounds(go_rounds), python | _best_rounds(python_rounds, ZAP_TIMES + ZAP_PYTHON_COLUMNAR_TIMES)
+    for name, r in (("scala", scala), ("python", python), ("python columns", {**python, "postings": python["postings_columns"]})):
         if (r["terms"], r["postings"]) != (go["terms"], go["postings"]):
             raise AssertionError(f"{name} saw {r['terms']} terms / {r['postings']} postings, Go {go['terms']} / {go['postings']}")
     print(f"corpus: {docs} documents, {raw_bytes / 1e6:.1f} MB of raw values, {go['terms']} terms, {go['postings']} postings+locations")
@@ -289,6 +304,8 @@ def bench_zap(docs: int, rounds: int) -> None:
         _line(f"{name}: analysis + segment build", r["analyze_build_s"], "go bleve + zap", go["analyze_build_s"], build_target)
         _line(f"{name}: term lookup (every term)", r["lookup_s"], "go zap", go["lookup_s"], other)
         _line(f"{name}: postings iteration (with locations)", r["iterate_s"], "go zap", go["iterate_s"], other)
+    _line("python: term lookup, batch (get_many)", python["lookup_batch_s"], "go zap", go["lookup_s"], "<= 3.00")
+    _line("python: postings, columnar (numpy arrays)", python["iterate_columns_s"], "go zap", go["iterate_s"], "<= 3.00")
 
 
 # One size of `bench zap --scale`, in a fresh interpreter so that its peak RSS is its own

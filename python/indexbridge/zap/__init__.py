@@ -21,6 +21,8 @@ raw documents for the comparison with Go and the benchmark.
         for hit in seg.postings("body", b"hello"):  # Posting(doc, freq, norm_bits, locations)
             print(seg.doc_id(hit.doc), seg.document(hit.doc))
         seg.dictionary("body").prefix(b"wo")         # (term, FST value), also .items(start, end)
+        cols = seg.dictionary("body").postings_columns([b"hello", b"world"])  # many terms at once, numpy arrays
+        cols.docs[cols.hit_offsets[0] : cols.hit_offsets[1]]                # "hello"'s docNums; .to_arrow()
     merged, new_doc_nums = merge_segments([seg_a, seg_b], [{3}, set()])
 """
 

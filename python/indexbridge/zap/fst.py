@@ -23,7 +23,9 @@ exact lookup and ordered, prefix and range iteration.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+
+import numpy as np
 
 from indexbridge.bytes import ByteReader
 from indexbridge.errors import IndexFormatError
@@ -266,6 +268,7 @@ class Fst:
         self.root = reader.u64_le("vellum root address")
         self._nodes_end = size - FOOTER_SIZE
         self._cache: dict[int, _ReadNode] = {}
+        self._transitions: _Transitions | None = None
         if self.root != EMPTY_ADDR and not HEADER_SIZE <= self.root < self._nodes_end:
             raise self._error(size - 8, f"a root address in [{HEADER_SIZE}, {self._nodes_end}), found {self.root}")
 
@@ -362,6 +365,14 @@ class Fst:
                 node = step[2] = self._node(step[1])
         return total + node.final_output if node.final else None
 
+    def get_many(self, keys: Sequence[bytes]) -> list[int | None]:
+        """The value of each of ``keys`` (None if absent), as :meth:`get` gives it: the keys walk
+        the FST together, one key byte per step for all of them (numpy), over the nodes they
+        reach (decoded once into :class:`_Transitions`, kept with the reader)."""
+        if self._transitions is None:
+            self._transitions = _Transitions(self)
+        return self._transitions.get_many(keys)
+
     def __contains__(self, key: bytes) -> bool:
         return self.get(key) is not None
 
@@ -408,3 +419,122 @@ class Fst:
 
     def keys(self) -> Iterator[bytes]:
         return (k for k, _ in self.items())
+
+
+_SMALL = 8  # a node with up to this many transitions is searched in a row of 8 inputs, a bigger one in a row of 256
+
+
+class _Transitions:
+    """The nodes of an :class:`Fst` that batch lookups reached, as arrays (node ids in order of
+    discovery): finality, final output, the node's transitions (outputs, target node ids, -1 while
+    a target is not decoded) and a way to find the transition for an input byte: a row of up to 8
+    inputs for small nodes, a 256-entry row of transition indexes for big ones. Nodes are decoded
+    by the reader's own decoder (:meth:`Fst._decode_node`, which checks them), so a lookup
+    reaches and rejects exactly what :meth:`Fst.get` reaches and rejects. Memory: a few dozen
+    bytes per node and transition reached, 512 bytes per node of more than 8 transitions."""
+
+    def __init__(self, fst: Fst) -> None:
+        self.fst = fst
+        self.ids: dict[int, int] = {}
+        self.nodes = self.transitions = self.wide_rows = 0
+        self.final = np.zeros(0, dtype=bool)
+        self.final_out = np.zeros(0, dtype=np.uint64)
+        self.first = np.zeros(0, dtype=np.int64)
+        self.inputs = np.zeros((0, _SMALL), dtype=np.int16)  # -1 past the node's transitions
+        self.wide = np.zeros(0, dtype=np.int64)  # row of ``dense`` for a big node, else -1
+        self.dense = np.zeros((0, 256), dtype=np.int16)  # input -> transition of the node, or -1
+        self.out = np.zeros(0, dtype=np.uint64)  # per transition
+        self.target = np.zeros(0, dtype=np.int64)
+        self.target_addr = np.zeros(0, dtype=np.int64)
+        self.root = self._add([fst.root])[0]
+
+    @staticmethod
+    def _room(array: np.ndarray, size: int, fill: int) -> np.ndarray:
+        """``array`` with at least ``size`` rows (doubling; new rows ``fill``)."""
+        if size <= len(array):
+            return array
+        grown = np.full((max(size, 2 * len(array), 64),) + array.shape[1:], fill, dtype=array.dtype)
+        grown[: len(array)] = array
+        return grown
+
+    def _add(self, addrs: list[int]) -> list[int]:
+        """Ids of the nodes at ``addrs`` (decoded and added if new)."""
+        ids, new_nodes = [], []
+        for addr in addrs:
+            nid = self.ids.get(addr)
+            if nid is None:
+                nid = self.ids[addr] = self.nodes + len(new_nodes)
+                cached = self.fst._cache.get(addr)  # decoded by get() already
+                new_nodes.append((cached.final, cached.final_output, cached.trans) if cached is not None else self.fst._decode_node(addr))
+            ids.append(nid)
+        if not new_nodes:
+            return ids
+        # (input, (output, target)) ascending by input, the last of equal inputs: as get() sees them
+        items = [sorted({i: (o, t) for i, o, t in trans}.items()) for _, _, trans in new_nodes]
+        counts = [len(it) for it in items]
+        n0, t0, k = self.nodes, self.transitions, len(new_nodes)
+        self.nodes, self.transitions = n0 + k, t0 + sum(counts)
+        for name, fill in (("final", 0), ("final_out", 0), ("first", 0), ("inputs", -1), ("wide", -1)):
+            setattr(self, name, self._room(getattr(self, name), self.nodes, fill))
+        for name, fill in (("out", 0), ("target", -1), ("target_addr", 0)):
+            setattr(self, name, self._room(getattr(self, name), self.transitions, fill))
+        self.final[n0 : self.nodes] = [final for final, _, _ in new_nodes]
+        self.final_out[n0 : self.nodes] = [final_out for _, final_out, _ in new_nodes]
+        self.first[n0 : self.nodes] = np.cumsum([0] + counts[:-1]) + t0
+        flat = [entry for it in items for entry in it]
+        self.out[t0 : self.transitions] = [o for _, (o, _) in flat]
+        self.target_addr[t0 : self.transitions] = [t for _, (_, t) in flat]
+        for n, it in enumerate(items):
+            if len(it) <= _SMALL:
+                self.inputs[n0 + n, : len(it)] = [i for i, _ in it]
+            else:
+                self.dense = self._room(self.dense, self.wide_rows + 1, -1)
+                self.dense[self.wide_rows, [i for i, _ in it]] = np.arange(len(it))
+                self.wide[n0 + n] = self.wide_rows
+                self.wide_rows += 1
+        return ids
+
+    def get_many(self, keys: Sequence[bytes]) -> list[int | None]:
+        n = len(keys)
+        lengths = np.fromiter(map(len, keys), dtype=np.int64, count=n)
+        starts = np.zeros(n, dtype=np.int64)
+        np.cumsum(lengths[:-1], out=starts[1:])
+        blob = np.frombuffer(b"".join(keys), dtype=np.uint8)
+        node = np.full(n, self.root, dtype=np.int64)
+        total = np.zeros(n, dtype=np.uint64)
+        alive = np.ones(n, dtype=bool)
+        wrapped = np.zeros(n, dtype=bool)  # outputs summing past 64 bits (a damaged FST): get() says
+        active = np.flatnonzero(lengths > 0)
+        depth = 0
+        while len(active):
+            nid = node[active]
+            b = blob[starts[active] + depth]
+            j = np.full(len(active), -1, dtype=np.int64)
+            wide = self.wide[nid]
+            big = wide >= 0
+            j[big] = self.dense[wide[big], b[big]]
+            small = ~big
+            hit = self.inputs[nid[small]] == b[small, None]
+            j[small] = np.where(hit.any(axis=1), hit.argmax(axis=1), -1)
+            found = j >= 0
+            alive[active[~found]] = False
+            active, nid, j = active[found], nid[found], j[found]
+            t = self.first[nid] + j
+            unknown = np.flatnonzero(self.target[t] < 0)
+            if len(unknown):  # targets reached for the first time: decode them
+                new = np.unique(t[unknown])
+                self.target[new] = self._add(self.target_addr[new].tolist())
+            before = total[active]
+            total[active] = after = before + self.out[t]
+            wrapped[active[after < before]] = True
+            node[active] = self.target[t]
+            depth += 1
+            active = active[lengths[active] > depth]
+        result = total + self.final_out[node]
+        wrapped |= result < total
+        values = result.astype(object)
+        values[~(alive & self.final[node])] = None
+        values = values.tolist()
+        for i in np.flatnonzero(wrapped).tolist():
+            values[i] = self.fst.get(keys[i])
+        return values

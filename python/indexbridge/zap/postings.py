@@ -14,22 +14,51 @@
       uvarint freqBlockOffset, uvarint locBlockOffset, uvarint roaringLen, roaring[roaringLen]
 
     1-hit FST value (top bits 10): (1<<63) | (normBits & 0x7FFFFFFF) << 31 | docNum   (freq 1, no locations)
+
+Two ways to read hits. Per hit, :class:`PostingsList` (one term) yields :class:`Posting` /
+:class:`Location` tuples. Columnar, :class:`PostingsColumns` (many terms at once, from
+:func:`read_columns`; ``Dictionary.postings_columns`` in segment.py) holds the same values as flat
+numpy arrays, each level indexing the next through an offsets array (Arrow's list layout)::
+
+    T terms, H hits, L locations, A array positions
+    hit_offsets             int64[T+1]    term i's hits are [hit_offsets[i], hit_offsets[i+1])
+      docs                  uint32[H]     docNum, ascending within a term
+      freqs                 uint64[H]     freq
+      norm_bits             uint32[H]     float32 bits of the norm (.norms: the float32 view)
+      has_locations         bool[H]       the hasLocs bit (Posting.locations is None where clear)
+      location_offsets      int64[H+1]    hit h's locations are [location_offsets[h], location_offsets[h+1])
+        field_ids, pos, starts, ends      uint64[L]   fieldId, 1-based position, byte range
+        array_position_offsets int64[L+1] location k's array positions are [.[k], .[k+1])
+          array_positions   uint64[A]
+
+:func:`read_columns` decodes in bulk: every term's bytes from its freq/norm block to its record
+(zap writes them back to back, all uvarints) gathered and split into uvarints at once, the
+blocks' structure checked and indexed with array operations, location entries found in rounds
+(round j: every term's j-th entry). What differs from the layout zap writes is read by the per-hit
+decoders, which name the fault of a damaged file.
 """
 
 from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from itertools import accumulate, islice
+from dataclasses import dataclass, fields
 from typing import NamedTuple
 
 import numpy as np
 
 from indexbridge.bytes import MAX_UVARINT_BYTES, ByteReader, put_uvarint, small_uvarint
 from indexbridge.errors import IndexFormatError
-from indexbridge.roaring import read_roaring32, read_roaring32_values_at, serialize_go
+from indexbridge.roaring import (
+    ARRAY_MAX_CARDINALITY,
+    SERIAL_COOKIE_NO_RUNCONTAINER,
+    read_roaring32,
+    read_roaring32_values_at,
+    serialize_go,
+)
 
 ONE_HIT_FLAG = 1 << 63
 ENCODING_MASK = 3 << 62
@@ -387,3 +416,443 @@ class PostingsList:
                 locations = tuple(found)
                 loc_bytes = bytes(locs.data[loc_at : locs.pos])
             yield RawHit(Posting(doc, code >> 1, bits, locations), freq_bytes, loc_bytes)
+
+
+# --- Columnar read: the hits of many terms at once, as flat arrays (layout in the module docstring).
+
+_INDEX_CAP = 1 << 62  # uvarint values used as counts or sizes are capped here before int64 index arithmetic
+
+
+@dataclass(frozen=True)
+class PostingsColumns:
+    """The hits of T terms, H hits, L locations, A array positions as flat arrays (see the module
+    docstring); term ``i``'s hits are ``hit_offsets[i]:hit_offsets[i + 1]``, hit ``h``'s locations
+    ``location_offsets[h]:location_offsets[h + 1]``, location ``k``'s array positions
+    ``array_position_offsets[k]:array_position_offsets[k + 1]``."""
+
+    hit_offsets: np.ndarray  # int64[T + 1]
+    docs: np.ndarray  # uint32[H], docNums ascending within a term
+    freqs: np.ndarray  # uint64[H]
+    norm_bits: np.ndarray  # uint32[H], float32 bits (``norms`` views them as float32)
+    has_locations: np.ndarray  # bool[H], the hasLocs bit (a hit with it set may have 0 locations)
+    location_offsets: np.ndarray  # int64[H + 1]
+    field_ids: np.ndarray  # uint64[L]
+    pos: np.ndarray  # uint64[L], 1-based token position
+    starts: np.ndarray  # uint64[L], byte range start
+    ends: np.ndarray  # uint64[L], byte range end
+    array_position_offsets: np.ndarray  # int64[L + 1]
+    array_positions: np.ndarray  # uint64[A]
+
+    def __len__(self) -> int:
+        return len(self.hit_offsets) - 1
+
+    @classmethod
+    def names(cls) -> list[str]:
+        """The column names, in order."""
+        return [f.name for f in fields(cls)]
+
+    @property
+    def norms(self) -> np.ndarray:
+        return self.norm_bits.view(np.float32)
+
+    @classmethod
+    def one_hits(cls, values: np.ndarray) -> PostingsColumns:
+        """The columns of 1-hit FST values (uint64): one hit each, freq 1, no locations."""
+        n = len(values)
+        none = np.zeros(0, dtype=np.uint64)
+        return cls(np.arange(n + 1, dtype=np.int64), (values & np.uint64(0x7FFFFFFF)).astype(np.uint32), np.ones(n, dtype=np.uint64),
+                   (values >> np.uint64(31) & np.uint64(0x7FFFFFFF)).astype(np.uint32), np.zeros(n, dtype=bool),
+                   np.zeros(n + 1, dtype=np.int64), none, none, none, none, np.zeros(1, dtype=np.int64), none)
+
+    @classmethod
+    def from_postings(cls, lists: Sequence[Iterator[Posting] | Sequence[Posting]]) -> PostingsColumns:
+        """The columns of per-hit postings lists (one per term), element by element."""
+        hits = [list(pl) for pl in lists]
+        flat = [p for pl in hits for p in pl]
+        locs = [loc for p in flat for loc in p.locations or ()]
+        u64 = lambda values: np.array(values, dtype=np.uint64)  # noqa: E731
+        return cls(
+            _offsets([len(pl) for pl in hits]),
+            np.array([p.doc for p in flat], dtype=np.uint32),
+            u64([p.freq for p in flat]),
+            np.array([p.norm_bits for p in flat], dtype=np.uint32),
+            np.array([p.locations is not None for p in flat], dtype=bool),
+            _offsets([len(p.locations or ()) for p in flat]),
+            u64([loc.field_id for loc in locs]),
+            u64([loc.pos for loc in locs]),
+            u64([loc.start for loc in locs]),
+            u64([loc.end for loc in locs]),
+            _offsets([len(loc.array_positions) for loc in locs]),
+            u64([ap for loc in locs for ap in loc.array_positions]),
+        )
+
+    def postings(self, term: int) -> list[Posting]:
+        """Term ``term``'s hits as the per-hit API gives them."""
+        lo, hi = self.hit_offsets[term : term + 2].tolist()
+        loc_off = self.location_offsets[lo : hi + 1].tolist()
+        k0, k1 = loc_off[0], loc_off[-1]
+        ap_off = self.array_position_offsets[k0 : k1 + 1].tolist()
+        aps = self.array_positions[ap_off[0] : ap_off[-1]].tolist()
+        base = ap_off[0]
+        locations = [
+            Location(f, p, s, e, tuple(aps[a - base : b - base]))
+            for f, p, s, e, a, b in zip(self.field_ids[k0:k1].tolist(), self.pos[k0:k1].tolist(), self.starts[k0:k1].tolist(),
+                                        self.ends[k0:k1].tolist(), ap_off, ap_off[1:])
+        ]
+        out = []
+        for h, (doc, freq, bits, has) in enumerate(zip(self.docs[lo:hi].tolist(), self.freqs[lo:hi].tolist(),
+                                                       self.norm_bits[lo:hi].tolist(), self.has_locations[lo:hi].tolist())):
+            locs = tuple(locations[loc_off[h] - k0 : loc_off[h + 1] - k0]) if has else None
+            out.append(Posting(doc, freq, bits, locs))
+        return out
+
+    def to_arrow(self):
+        """The columns as one Arrow array, a list of hits per term, without copying:
+        ``list<struct<doc, freq, norm_bits, locations: list<struct<field_id, pos, start, end,
+        array_positions: list<uint64>>>>>`` (``locations`` null where ``has_locations`` is clear)."""
+        import pyarrow as pa
+
+        lists = pa.LargeListArray.from_arrays
+        array_positions = lists(self.array_position_offsets, self.array_positions)
+        locations = pa.StructArray.from_arrays(
+            [self.field_ids, self.pos, self.starts, self.ends, array_positions], ["field_id", "pos", "start", "end", "array_positions"])
+        hits = pa.StructArray.from_arrays(
+            [self.docs, self.freqs, self.norm_bits, lists(self.location_offsets, locations, mask=pa.array(~self.has_locations))],
+            ["doc", "freq", "norm_bits", "locations"])
+        return lists(self.hit_offsets, hits)
+
+    def take(self, terms: np.ndarray) -> PostingsColumns:
+        """The columns of the terms at ``terms`` (indexes, in that order, repeats allowed)."""
+        terms = np.asarray(terms, dtype=np.int64)
+        hits = _ragged_arange(self.hit_offsets[terms], np.diff(self.hit_offsets)[terms])
+        locs = _ragged_arange(self.location_offsets[hits], np.diff(self.location_offsets)[hits])
+        aps = _ragged_arange(self.array_position_offsets[locs], np.diff(self.array_position_offsets)[locs])
+        return PostingsColumns(
+            _offsets(np.diff(self.hit_offsets)[terms]), self.docs[hits], self.freqs[hits], self.norm_bits[hits],
+            self.has_locations[hits], _offsets(np.diff(self.location_offsets)[hits]),
+            self.field_ids[locs], self.pos[locs], self.starts[locs], self.ends[locs],
+            _offsets(np.diff(self.array_position_offsets)[locs]), self.array_positions[aps],
+        )
+
+    @classmethod
+    def concat(cls, parts: Sequence[PostingsColumns]) -> PostingsColumns:
+        """The terms of ``parts`` one after the other."""
+        cat = lambda name: np.concatenate([getattr(p, name) for p in parts])  # noqa: E731
+        counts = lambda name: np.concatenate([np.diff(getattr(p, name)) for p in parts])  # noqa: E731
+        return cls(
+            _offsets(counts("hit_offsets")), cat("docs"), cat("freqs"), cat("norm_bits"), cat("has_locations"),
+            _offsets(counts("location_offsets")), cat("field_ids"), cat("pos"), cat("starts"), cat("ends"),
+            _offsets(counts("array_position_offsets")), cat("array_positions"),
+        )
+
+
+def _offsets(counts) -> np.ndarray:
+    """[0, c0, c0+c1, ...] as int64."""
+    out = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=out[1:])
+    return out
+
+
+def _ragged_arange(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``concatenate([arange(s, s + c) for s, c in zip(starts, counts)])`` as int64."""
+    counts = np.asarray(counts, dtype=np.int64)
+    ends = np.cumsum(counts)
+    total = int(ends[-1]) if len(ends) else 0
+    return np.repeat(np.asarray(starts, dtype=np.int64) - (ends - counts), counts) + np.arange(total, dtype=np.int64)
+
+
+def _capped(values: np.ndarray) -> np.ndarray:
+    """uint64 values as int64, capped at ``_INDEX_CAP`` (so that index arithmetic cannot wrap)."""
+    return np.minimum(values, np.uint64(_INDEX_CAP)).astype(np.int64)
+
+
+def _uvarints_at(buf: np.ndarray, pos: np.ndarray, end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(value, offset after it, ok) of the uvarint at each of ``pos``; ok is False where it runs
+    to ``end`` or past 64 bits (the checked decoder then says which)."""
+    idx = pos[:, None] + np.arange(MAX_UVARINT_BYTES)
+    raw = buf[np.minimum(idx, end - 1)]
+    stop = (raw < 0x80) & (idx < end)
+    ok = stop.any(axis=1)
+    length = stop.argmax(axis=1) + 1
+    ok &= (length < MAX_UVARINT_BYTES) | (raw[:, -1] <= 1)
+    groups = np.where(np.arange(MAX_UVARINT_BYTES) < length[:, None], raw & 0x7F, 0).astype(np.uint64)
+    values = (groups << (np.uint64(7) * np.arange(MAX_UVARINT_BYTES, dtype=np.uint64))).sum(axis=1, dtype=np.uint64)
+    return values, pos + length, ok
+
+
+def _uvarint_stream(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every uvarint of ``raw`` (which ends with a uvarint's last byte): (values, start offsets
+    with ``len(raw)`` appended, too-long mask) — a value over 64 bits is flagged, not decoded."""
+    ends = np.flatnonzero(raw < 0x80)
+    at = np.empty(len(ends) + 1, dtype=np.int64)
+    at[0] = 0
+    at[1:] = ends + 1
+    lengths = np.diff(at)
+    values = raw[ends].astype(np.uint64)
+    too_long = (lengths > MAX_UVARINT_BYTES) | ((lengths == MAX_UVARINT_BYTES) & (values > 1))
+    sel = np.flatnonzero((lengths > 1) & ~too_long)
+    k = 1  # Horner from the last (most significant) byte down
+    while sel.size:
+        values[sel] = (values[sel] << np.uint64(7)) | (raw[ends[sel] - k] & 0x7F)
+        k += 1
+        sel = sel[lengths[sel] > k]
+    return values, at, too_long
+
+
+def _bytes_u(buf: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
+    """The little-endian unsigned integers of ``width`` bytes at ``pos`` (in bounds), as int64."""
+    out = np.zeros(len(pos), dtype=np.int64)
+    for i in reversed(range(width)):
+        out = out << 8 | buf[pos + i]
+    return out
+
+
+_BATCH_BYTES = 1 << 23  # records read together lie within this many bytes (the work arrays take up to ~40x that)
+
+
+def read_columns(
+    data: memoryview, records: np.ndarray, file_end: int, chunk_factor: int, num_docs: int,
+    record: Callable[[int], PostingsList],
+) -> PostingsColumns:
+    """The columns of the postings records at ``records`` (int64 offsets in the file, strictly
+    ascending), decoded in bulk with numpy.
+
+    The bulk decoder takes the layout zap writes: per term its freq/norm block, location block
+    and postings record back to back, the roaring bitmap one array container (segments of up to
+    65536 docs), every chunk's entries filling exactly its span. A record that differs from that
+    in any way is read by ``record(offset)`` (:meth:`PostingsList.read` through the segment),
+    hits that differ by :class:`PostingsList`'s per-hit decoder: both name what is wrong with a
+    damaged file, so any damage raises their :class:`IndexFormatError`."""
+    n = len(records)
+    if n and records[-1] - records[0] > _BATCH_BYTES:  # in batches of nearby records: bounded work arrays
+        batch = (records - records[0]) // _BATCH_BYTES
+        cuts = np.flatnonzero(batch[1:] != batch[:-1]) + 1
+        return PostingsColumns.concat([
+            read_columns(data, part, file_end, chunk_factor, num_docs, record) for part in np.split(records, cuts)])
+    buf = np.frombuffer(data, dtype=np.uint8)[:file_end]
+    if file_end < 16 or n == 0:
+        return PostingsColumns.from_postings([record(int(r)) for r in records.tolist()])
+    # postings records: uvarint freqBlockOffset, uvarint locBlockOffset, uvarint roaringLen, roaring
+    freq_offset, at, ok1 = _uvarints_at(buf, records, file_end)
+    loc_offset, at, ok2 = _uvarints_at(buf, at, file_end)
+    roaring_len, roaring_at, ok3 = _uvarints_at(buf, at, file_end)
+    freq_offset, loc_offset, roaring_len = _capped(freq_offset), _capped(loc_offset), _capped(roaring_len)
+    roaring_end = roaring_at + roaring_len
+    ok = ok1 & ok2 & ok3 & (roaring_end <= np.append(records[1:], file_end))  # bitmaps apart: docs <= file size
+    header = buf[np.minimum(roaring_at, file_end - 16)[:, None] + np.arange(16)]
+    words = np.ascontiguousarray(header).view("<u4")  # cookie, container count, key | (cardinality-1) << 16, offset
+    card = (words[:, 2] >> 16).astype(np.int64) + 1
+    ok &= (words[:, 0] == SERIAL_COOKIE_NO_RUNCONTAINER) & (words[:, 1] == 1) & (words[:, 3] == 16)
+    ok &= (card <= ARRAY_MAX_CARDINALITY) & (roaring_len == 16 + 2 * card)
+    # docNums of the one-array-container bitmaps: key << 16 | low half, strictly ascending, < numDocs
+    counts = np.where(ok, card, 0)
+    term = np.repeat(np.arange(n), counts)
+    low = _ragged_arange(np.zeros(n, dtype=np.int64), counts)  # index within the term
+    at = roaring_at[term] + 16 + 2 * low
+    docs = (words[:, 2] & 0xFFFF).astype(np.int64)[term] << 16 | buf[at] | buf[at + 1].astype(np.int64) << 8
+    bad = docs >= num_docs
+    bad[1:] |= (docs[1:] <= docs[:-1]) & (low[1:] > 0)
+    ok[term[bad]] = False
+    # the others: their records read one by one (raising on damage), then the same block decoding
+    slow = np.flatnonzero(~ok).tolist()
+    slow_lists = [record(int(records[i])) for i in slow]
+    hit_counts = np.where(ok, card, 0)
+    for i, pl in zip(slow, slow_lists):
+        hit_counts[i] = len(pl)
+        freq_offset[i], loc_offset[i] = pl.record_info[:2]
+    hit_offsets = _offsets(hit_counts)
+    all_docs = np.empty(int(hit_offsets[-1]), dtype=np.int64)
+    all_docs[np.repeat(ok, hit_counts)] = docs[ok[term]]
+    for i, pl in zip(slow, slow_lists):
+        all_docs[hit_offsets[i] : hit_offsets[i + 1]] = pl.docs
+    return _read_blocks(buf, records, freq_offset, loc_offset, hit_offsets, all_docs, chunk_factor, record)
+
+
+def _read_blocks(
+    buf: np.ndarray, records: np.ndarray, freq_offset: np.ndarray, loc_offset: np.ndarray, hit_offsets: np.ndarray,
+    docs: np.ndarray, chunk_factor: int, record: Callable[[int], PostingsList],
+) -> PostingsColumns:
+    """The hits of the terms whose records and docNums are given, from their freq/norm and
+    location blocks (see :func:`read_columns`)."""
+    n = len(records)
+    # Each term's uvarints, freq/norm block start to record: [freq_offset, record), apart from the
+    # other terms' and ending with a uvarint's last byte (so that no uvarint runs into the next).
+    previous_end = np.concatenate(([0], records[:-1]))
+    ok = (freq_offset < loc_offset) & (loc_offset < records) & (freq_offset >= previous_end) & (buf[records - 1] < 0x80)
+    fast = np.flatnonzero(ok)
+    if not len(fast):
+        return PostingsColumns.from_postings([record(int(r)) for r in records.tolist()])
+    f0, r0 = freq_offset[fast], records[fast]
+    m = len(fast)
+    lo, hi = int(f0[0]), int(r0[-1])
+    inside = np.zeros(hi - lo + 1, dtype=np.int8)  # the regions' bytes, gathered: in from f0, out from r0
+    inside[f0 - lo] += 1
+    inside[r0 - lo] -= 1
+    raw = buf[lo:hi][np.cumsum(inside[:-1], dtype=np.int8).view(bool)]
+    values, at, too_long = _uvarint_stream(raw)
+    nvals = len(values)
+    region = _offsets(r0 - f0)
+    vs = np.searchsorted(at, region[:-1])  # each term's first value ...
+    ve = np.searchsorted(at, region[1:])  # ... and the one after its last
+    good = np.ones(m, dtype=bool)
+    good[np.searchsorted(region, at[np.flatnonzero(too_long)], side="right") - 1] = False
+    values[too_long] = 0
+    V = lambda idx: values[np.minimum(idx, nvals - 1)]  # noqa: E731  (indexes of bad terms are clipped)
+    hits = hit_offsets[fast + 1] - hit_offsets[fast]
+    # freq/norm block: C, C chunk ends, (freq << 1 | hasLocs, norm bits) per hit; then the location block
+    freq_chunks = _capped(V(vs))
+    fe0 = vs + 1 + freq_chunks
+    lb = fe0 + 2 * hits
+    good &= (lb < ve) & (at[np.minimum(lb, nvals)] - at[vs] == (loc_offset - freq_offset)[fast])
+    loc_chunks = _capped(V(lb))
+    le0 = lb + 1 + loc_chunks
+    good &= le0 <= ve
+    freq_chunks[~good] = loc_chunks[~good] = hits[~good] = 0
+    tid = np.repeat(np.arange(m), hits)
+    hit_start = _offsets(hits)
+    local = np.arange(len(tid)) - hit_start[tid]
+    hit_docs = docs[_ragged_arange(hit_offsets[fast], hits)]
+    chunk = hit_docs // chunk_factor
+    last = hit_start[1:] - 1
+    has_hits = hits > 0
+    good[has_hits] &= (chunk[last[has_hits]] < freq_chunks[has_hits]) & (chunk[last[has_hits]] < loc_chunks[has_hits])
+    fv = fe0[tid] + 2 * local
+    code, bits = V(fv), V(fv + 1)
+    good[tid[bits > 0xFFFFFFFF]] = False
+    has_locs = (code & np.uint64(1)).astype(bool)
+    key = tid << 32 | chunk  # ascending: terms in order, docs ascending within a term
+    # freq/norm chunk c must end after the entries of the hits in chunks <= c
+    c_tid = np.repeat(np.arange(m), freq_chunks)
+    c = np.arange(len(c_tid)) - _offsets(freq_chunks)[c_tid]
+    k = np.searchsorted(key, c_tid << 32 | c, side="right") - hit_start[c_tid]
+    expected = at[np.minimum(fe0[c_tid] + 2 * k, nvals)] - at[np.minimum(fe0[c_tid], nvals)]
+    good[c_tid[V(vs[c_tid] + 1 + c) != expected.astype(np.uint64)]] = False
+    # location entries, one per hit with hasLocs: uvarint numBytes, then the locations; each entry
+    # follows the one before, so they are found in rounds (round j: every term's j-th entry)
+    loc_hits = np.flatnonzero(has_locs & good[tid])
+    per_term = np.bincount(tid[loc_hits], minlength=m)
+    value_at = np.full(len(raw) + 1, -1, dtype=np.int32 if len(raw) < 1 << 31 else np.int64)
+    value_at[at] = np.arange(nvals + 1)
+    heads, nexts = _chain_entries(values, at, value_at, le0, ve, per_term, good)
+    entry_end = np.zeros(len(tid), dtype=np.int64)  # value index after the hit's entry (or the one before)
+    entry_end[loc_hits] = nexts
+    entry_end = np.maximum.accumulate(np.maximum(entry_end, le0[tid])) if len(tid) else entry_end
+    c_tid = np.repeat(np.arange(m), loc_chunks)
+    c = np.arange(len(c_tid)) - _offsets(loc_chunks)[c_tid]
+    k = np.searchsorted(key, c_tid << 32 | c, side="right")
+    after = np.where(k > hit_start[c_tid], entry_end[np.maximum(k - 1, 0)], le0[c_tid])
+    expected = at[np.minimum(after, nvals)] - at[np.minimum(le0[c_tid], nvals)]
+    good[c_tid[V(lb[c_tid] + 1 + c) != expected.astype(np.uint64)]] = False
+    # locations: fieldId, pos, start, end, n, n array positions, filling the entry's body
+    loc_start, loc_count = _chain_locations(values, heads + 1, nexts, good, tid[loc_hits])
+    locs_per_hit = np.zeros(len(tid), dtype=np.int64)
+    locs_per_hit[loc_hits] = loc_count
+    n_aps = _capped(V(loc_start + 4))
+    columns = PostingsColumns(
+        hit_start, hit_docs.astype(np.uint32), code >> np.uint64(1), bits.astype(np.uint32), has_locs,
+        _offsets(locs_per_hit), V(loc_start), V(loc_start + 1), V(loc_start + 2), V(loc_start + 3),
+        _offsets(n_aps), V(_ragged_arange(loc_start + 5, n_aps)),
+    )
+    bad_terms = np.concatenate((np.flatnonzero(~ok), fast[~good]))
+    if not len(bad_terms):
+        return columns
+    checked = PostingsColumns.from_postings([record(int(records[i])) for i in bad_terms.tolist()])
+    order = np.empty(n, dtype=np.int64)  # term i's place in [good fast terms, bad terms]
+    good_fast = fast[good]
+    order[good_fast] = np.arange(len(good_fast))
+    order[bad_terms] = len(good_fast) + np.arange(len(bad_terms))
+    return PostingsColumns.concat([columns.take(np.flatnonzero(good)), checked]).take(order)
+
+
+def _chain_entries(values, at, value_at, le0, ve, per_term, good) -> tuple[np.ndarray, np.ndarray]:
+    """(value index of each location entry's numBytes, value index after the entry), entries in
+    term order; a term whose entries do not chain within its values is marked not ``good``.
+    ``value_at[byte]``: the index of the value starting at that byte, or -1.
+
+    Round j finds every term's j-th entry; once only a few terms are left (the ones with many
+    hits), each is finished alone in a loop."""
+    nvals = len(values)
+    order = np.argsort(-per_term, kind="stable")
+    sorted_counts = per_term[order]
+    first = _offsets(per_term)[:-1]
+    heads = np.zeros(int(per_term.sum()), dtype=np.int64)
+    nexts = np.zeros_like(heads)
+    cur = le0[order]
+    rounds = int(sorted_counts[0]) if len(order) else 0
+    actives = np.searchsorted(-sorted_counts, -np.arange(rounds), side="left").tolist()  # terms with more than j entries
+    for j, active in enumerate(actives):
+        if active <= _FEW_TERMS:
+            for t, h, count in zip(order[:active].tolist(), cur[:active].tolist(), sorted_counts[:active].tolist()):
+                _follow_entries(values, at, value_at, h, int(ve[t]), count - j, heads, nexts, int(first[t]) + j, good, t)
+            break
+        t, h = order[:active], cur[:active]
+        inside = h < ve[t]
+        h = np.minimum(h, nvals - 1)
+        body_end = at[h + 1] + _capped(values[h])
+        inside &= body_end <= at[ve[t]]
+        nx = value_at[np.where(inside, body_end, 0)]
+        fine = inside & (nx >= 0)
+        good[t[~fine]] = False
+        heads[first[t] + j], nexts[first[t] + j] = h, np.where(fine, nx, h + 1)
+        cur[:active] = np.where(fine, nx, ve[t])
+    return heads, nexts
+
+
+_FEW_TERMS = 8
+
+
+def _follow_entries(values, at, value_at, start, end, count, heads, nexts, out, good, term) -> None:
+    """``count`` entries of one term from value index ``start`` (within ``end``) into
+    ``heads[out:]`` / ``nexts[out:]``; marks the term not ``good`` if they do not chain."""
+    found = []
+    h = start
+    limit = int(at[end])
+    for _ in range(count):
+        found.append(h)
+        body_end = int(at[h + 1]) + int(values[h]) if h < end else limit + 1
+        nx = int(value_at[body_end]) if body_end <= limit else -1
+        if nx < 0:
+            good[term] = False
+            return
+        h = nx
+    heads[out : out + count] = found
+    nexts[out : out + count - 1] = found[1:]
+    nexts[out + count - 1] = h
+
+
+def _chain_locations(values, body_start, body_end, good, term) -> tuple[np.ndarray, np.ndarray]:
+    """(value index of every location, locations per entry) of the entries' bodies
+    ``[body_start, body_end)`` (value indexes); a term whose bodies do not split into whole
+    locations is marked not ``good``. Bodies without array positions are split at once (every
+    fifth value a 0 count), the others location by location in rounds."""
+    nvals = len(values)
+    size = np.maximum(body_end - body_start, 0)  # entries of a term found bad are left empty (0, 0)
+    body_end = body_start + size
+    whole = size // 5
+    slot_body = np.repeat(np.arange(len(size)), whole)
+    slots = body_start[slot_body] + 5 * (np.arange(len(slot_body)) - _offsets(whole)[slot_body]) + 4
+    plain = (size % 5 == 0) & (np.bincount(slot_body[values[np.minimum(slots, nvals - 1)] != 0], minlength=len(size)) == 0)
+    counts = np.where(plain, whole, 0)
+    found_body, found_start = [], []
+    cur = body_start.copy()
+    active = np.flatnonzero(~plain & (cur < body_end))
+    while len(active):
+        h = cur[active]
+        nx = h + 5 + _capped(values[np.minimum(h + 4, nvals - 1)])
+        fine = nx <= body_end[active]
+        good[term[active[~fine]]] = False
+        found_body.append(active[fine])
+        found_start.append(h[fine])
+        cur[active] = nx
+        active = active[fine & (nx < body_end[active])]
+    starts = np.zeros(int(counts.sum()) + sum(map(len, found_body)), dtype=np.int64)
+    if found_body:
+        other_body = np.concatenate(found_body)
+        counts += np.bincount(other_body, minlength=len(size))
+    offsets = _offsets(counts)
+    in_plain = np.repeat(plain, counts)
+    starts[in_plain] = slots[np.repeat(plain, whole)] - 4
+    if found_body:
+        rank = np.concatenate([np.full(len(b), r) for r, b in enumerate(found_body)])  # round r: r-th location
+        starts[offsets[other_body] + rank] = np.concatenate(found_start)
+    return starts, counts

@@ -26,7 +26,9 @@ import os
 import struct
 from collections.abc import Iterator, Sequence
 from itertools import chain
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from indexbridge.bytes import ByteReader, crc32, put_uvarint
 from indexbridge.errors import IndexFormatError
@@ -35,6 +37,9 @@ from indexbridge.zap.analysis import ID_FIELD_NAME, Document, gc_paused
 from indexbridge.zap.docvalues import NOT_UNINVERTED, DocValueSection, split_terms
 from indexbridge.zap.fst import Fst, FstBuilder
 from indexbridge.zap.postings import (
+    ENCODING_MASK,
+    ONE_HIT_FLAG,
+    PostingsColumns,
     PostingsList,
     encode_freq_norm,
     is_one_hit,
@@ -42,6 +47,7 @@ from indexbridge.zap.postings import (
     norm_bits,
     num_chunks,
     put_location,
+    read_columns,
     write_postings,
 )
 from indexbridge.zap.stored import StoredValue
@@ -223,6 +229,18 @@ class Dictionary:
         value = None if self.fst is None else self.fst.get(term)
         return PostingsList.empty() if value is None else self.segment.postings_at(value, self.field.dict_offset)
 
+    def postings_columns(self, terms: Sequence[bytes] | None = None) -> PostingsColumns:
+        """The hits of many terms at once as flat arrays, term ``i`` of ``terms`` at index ``i``
+        (no hits for an absent term); ``None``: every term of the field in byte order, as
+        :meth:`terms` lists them. Same values as :meth:`postings` term by term."""
+        if self.fst is None:
+            values = [None] * (0 if terms is None else len(terms))
+        elif terms is None:
+            values = [v for _, v in self.fst.items()]
+        else:
+            values = self.fst.get_many(terms)
+        return self.segment.postings_columns_at(values, self.field.dict_offset)
+
 
 class Segment:
     """A zap v11 segment read in place (memory-mapped for files); the CRC is checked unless told not to."""
@@ -340,6 +358,32 @@ class Segment:
         if value >> 62 or not 0 < value < len(self.data) - FOOTER_SIZE:
             raise IndexFormatError(self.source, dict_offset, f"an FST value that is 1-hit or a postings offset in the file, found {value}")
         return PostingsList.read(self.data, self.source, value, len(self.data) - FOOTER_SIZE, self.chunk_factor, self.num_docs)
+
+    def postings_columns_at(self, values: Sequence[int | None], dict_offset: int = 0) -> PostingsColumns:
+        """The columns of the postings lists that FST values name (None: no hits), in their order,
+        decoded in bulk; a value that :meth:`postings_at` rejects raises its error."""
+        found = [v for v in values if v is not None]
+        vals = np.array(found, dtype=np.uint64)
+        one = vals & np.uint64(ENCODING_MASK) == np.uint64(ONE_HIT_FLAG)
+        file_end = len(self.data) - FOOTER_SIZE
+        bad = np.where(one, vals & np.uint64(0x7FFFFFFF) >= self.num_docs, (vals >> np.uint64(62) != 0) | (vals == 0) | (vals >= file_end))
+        if bad.any():
+            self.postings_at(found[int(np.argmax(bad))], dict_offset)  # raises its error
+        offsets = vals[~one].astype(np.int64)
+        ascending = bool(np.all(offsets[1:] > offsets[:-1]))
+        records, inverse = (offsets, None) if ascending else np.unique(offsets, return_inverse=True)
+        general = read_columns(self.data, records, file_end, self.chunk_factor, self.num_docs,
+                               lambda offset: PostingsList.read(self.data, self.source, offset, file_end, self.chunk_factor, self.num_docs))
+        if len(found) == len(values) and ascending and not one.any():
+            return general
+        # term i's place in [general records, 1-hit values, one term without hits]
+        place = np.empty(len(found), dtype=np.int64)
+        place[~one] = np.arange(len(records)) if inverse is None else inverse.reshape(-1)
+        place[one] = len(records) + np.arange(int(one.sum()))
+        order = np.full(len(values), len(records) + int(one.sum()), dtype=np.int64)
+        order[[i for i, v in enumerate(values) if v is not None]] = place
+        empty = replace(PostingsColumns.one_hits(np.zeros(0, dtype=np.uint64)), hit_offsets=np.zeros(2, dtype=np.int64))
+        return PostingsColumns.concat([general, PostingsColumns.one_hits(vals[one]), empty]).take(order)
 
     def postings(self, field: str, term: bytes) -> PostingsList:
         """Hits of ``term`` in ``field`` (empty for an unknown field or term)."""
