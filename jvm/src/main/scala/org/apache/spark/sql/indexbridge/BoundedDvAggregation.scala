@@ -225,7 +225,9 @@ private final class DvChunk(
   }
 
   private def sameKey(g: Int, key: UnsafeRow): Boolean = {
-    val (base, offset, start) = (key.getBaseObject, key.getBaseOffset, keyStart(g))
+    val base = key.getBaseObject
+    val offset = key.getBaseOffset
+    val start = keyStart(g)
     val n = key.getSizeInBytes >> 3
     if (keyStart(g + 1) - start != n) return false
     var i = 0
@@ -263,7 +265,10 @@ private final class DvChunk(
 
   /** A multiplicative hash of the key's words, its high bits folded down for the mask. */
   private def hash(key: UnsafeRow): Int = {
-    val (base, offset, size) = (key.getBaseObject, key.getBaseOffset, key.getSizeInBytes)
+    // (no tuples on this path: their fields would be boxed every row)
+    val base = key.getBaseObject
+    val offset = key.getBaseOffset
+    val size = key.getSizeInBytes
     var h = size.toLong
     var i = 0
     while (i < size) {
