@@ -22,8 +22,9 @@ import org.apache.spark.unsafe.Platform
   * 20M positions / 1000 files. This rule (a post-planner rule of [[io.indexbridge.spark.IndexBridgeExtensions]])
   * rewrites the pair instead:
   *
-  *  - the partial aggregate becomes [[BoundedPartialAggregateExec]]: Spark's hash aggregation over
-  *    consecutive chunks of the task's rows, a chunk ending once its DV buffers hold about
+  *  - the partial aggregate becomes [[BoundedPartialAggregateExec]]: hash aggregation over
+  *    consecutive chunks of the task's rows ([[DvChunk]] when every aggregate is `ib_dv_agg`,
+  *    Spark's ObjectAggregationIterator otherwise), a chunk ending once its DV buffers hold about
   *    `spark.indexbridge.dvAgg.partialBytes` (default 64 MiB; 0 keeps Spark's plan). A file's
   *    partial DV may then leave the task in several rows; the final aggregate merges them;
   *  - the final aggregate becomes a SortAggregate: Spark sorts the partial rows by group (its
@@ -63,8 +64,9 @@ private object BoundedPartialAggregateExec {
   val MinRowsPerGroup = 8
 }
 
-/** The partial half of a grouped aggregation with `ib_dv_agg` buffers, in bounded memory: Spark's
-  * [[ObjectAggregationIterator]] over consecutive chunks of each task's rows, a chunk ending once
+/** The partial half of a grouped aggregation with `ib_dv_agg` buffers, in bounded memory: a
+  * [[DvChunk]] (every aggregate `ib_dv_agg`) or Spark's [[ObjectAggregationIterator]] (other
+  * aggregates beside it) over consecutive chunks of each task's rows, a chunk ending once
   * the DV buffers it created report holding `partialBytes` ([[HeldBytes]]). Its output rows are
   * those of ObjectHashAggregateExec in Partial mode, a group appearing once per chunk that saw it.
   * When the groups' own objects fill the budget (a chunk ends with fewer than MinRowsPerGroup rows
