@@ -11,7 +11,7 @@ import io.indexbridge.IndexFormatException
 import io.indexbridge.paimon.fileindex.FileIndexContainer
 import io.indexbridge.paimon.table._
 import org.apache.spark.sql.{Column, DataFrame, SparkSession}
-import org.apache.spark.sql.functions.{col, count, lit}
+import org.apache.spark.sql.functions.{col, lit}
 import org.apache.spark.sql.indexbridge.{DeletionVectorRef, FileIndexConditions, PaimonDataFiles, PaimonRowLive, PaimonWriteExpressions, SparkFileIndexTypes}
 import org.apache.spark.sql.types.{StructField, StructType, TimestampNTZType}
 
@@ -167,7 +167,9 @@ object PaimonWrite {
       .reduce(_ unionByName _)
     val matching = where.fold(rows.where(_), rows.where(_)).select(col("_ib_file"), col("_ib_pos"))
     val bitmap64 = table.schema.options.get("deletion-vectors.bitmap64").exists(_.trim.equalsIgnoreCase("true"))
-    val vectors = matching.groupBy(col("_ib_file")).agg(PaimonWriteExpressions.dvAgg(col("_ib_pos"), bitmap64).as("dv"), count(lit(1)).as("n"))
+    // the DV aggregate alone (no count beside it), so that its chunks hash the files themselves
+    // (BoundedDvAggregation's DvChunk); the deleted rows are the DVs' cardinalities
+    val vectors = matching.groupBy(col("_ib_file")).agg(PaimonWriteExpressions.dvAgg(col("_ib_pos"), bitmap64).as("dv"))
 
     // the deletion-file groups: a partition (unaware bucket) or a (partition, bucket)
     val unaware = table.options.bucket == -1
@@ -186,14 +188,17 @@ object PaimonWrite {
     val groupOf = candidates.map(f => live(f.name)).map(e => e.file.fileName -> groupKeys.indexOf((java.nio.ByteBuffer.wrap(e.partition), if (unaware) 0 else e.bucket))).toMap
     val groupDirs = groups.map(g => (Paths.get(g.directory), s"index-${g.uuid}-"))
     try {
-      val results = vectors.rdd.map(r => groupOf(r.getString(0)) -> ((r.getString(0), r.getAs[Array[Byte]](1), r.getLong(2))))
+      val results = vectors.rdd.map(r => groupOf(r.getString(0)) -> (r.getString(0) -> r.getAs[Array[Byte]](1)))
         .groupByKey(math.max(1, math.min(groups.size, spark.sparkContext.defaultParallelism * 2)))
         .map { case (g, items) =>
-          val sorted = items.toSeq.sortBy(_._1)
-          val (entries, written) = DeletionVectorWrite.write(groups(g),
-            sorted.map { case (f, dv, _) => f -> io.indexbridge.paimon.DeletionVector.deserialize(dv, s"<new deletion vector of $f>", verifyCrc = false) })
+          val sorted = items.toSeq.sortBy(_._1).map { case (f, dv) =>
+            f -> io.indexbridge.paimon.DeletionVector.deserialize(dv, s"<new deletion vector of $f>", verifyCrc = false)
+          }
+          // a scan yields each (file, position) once; counted before write merges the old DVs in
+          val deleted = sorted.map(_._2.cardinality).sum
+          val (entries, written) = DeletionVectorWrite.write(groups(g), sorted)
           TaskFaults.failFirstAttempt("delete")
-          (entries, written, sorted.size.toLong, sorted.map(_._3).sum)
+          (entries, written, sorted.size.toLong, deleted)
         }.collect().toSeq
       if (results.isEmpty) return WriteSummary(path, None, None, Seq("data_files" -> 0L, "deleted_rows" -> 0L))
       val entries = results.flatMap(_._1)

@@ -52,6 +52,9 @@ class DvAggSparkSpec extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSpa
           assert(dv == expected(file), s"budget $budget: $file")
           assert(n == files(file.drop(1).toInt).size)
         }
+        // DV aggregates alone: the chunks hash the groups themselves (DvChunk)
+        val dvsOnly = deletes.groupBy("file").agg(dvAgg(col("pos"), bitmap64).as("dv"))
+        assert(dvsOnly.collect().map(r => r.getString(0) -> r.getAs[Array[Byte]]("dv").toSeq).toMap == expected, s"budget $budget")
         val nodes = executed(df.queryExecution.executedPlan)
         val bounded = nodes.collect { case b: BoundedPartialAggregateExec => b }
         if (budget == "0") assert(bounded.isEmpty)
@@ -68,6 +71,42 @@ class DvAggSparkSpec extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSpa
       }
       spark.conf.unset(BoundedDvAggregation.PartialBytesKey)
     }
+  }
+
+  for (seed <- 1 to 2) test(s"seed $seed: DV aggregates alone, over composite keys with nulls, computed positions, 120 groups") {
+    val rnd = new scala.util.Random(seed)
+    // 30 names of 2 to 31 bytes (keys of 3 to 6 words) times 3 buckets and null, a null name in
+    // some rows; int positions (cast to long: a computed input), some null
+    val rows = Seq.fill(20000) {
+      val k = rnd.nextInt(30)
+      val name = if (rnd.nextInt(50) == 0) null else "f" + "x" * k + k
+      val bucket = if (rnd.nextInt(4) == 0) null else Integer.valueOf(rnd.nextInt(3))
+      val pos = if (rnd.nextInt(30) == 0) null else Integer.valueOf(if (rnd.nextBoolean()) rnd.nextInt(70000) else rnd.nextInt(300))
+      (name, bucket, pos)
+    }
+    val deletes = spark.createDataFrame(rows).toDF("file", "bucket", "pos").repartition(3)
+    val expected = rows.groupBy(r => (r._1, r._2)).map { case (key, rs) =>
+      val positions = rs.flatMap(r => Option(r._3)).map(_.toLong)
+      key -> (paimonFrame(positions, bitmap64 = false), paimonFrame(positions, bitmap64 = true))
+    }
+    // 100 kB: two chunks per task, each with tens of rows per group (no sort fallback)
+    for (budget <- Seq("100000", BoundedDvAggregation.DefaultPartialBytes.toString, "0")) {
+      spark.conf.set(BoundedDvAggregation.PartialBytesKey, budget)
+      val df = deletes.groupBy("file", "bucket").agg(dvAgg(col("pos")).as("dv32"), dvAgg(col("pos"), bitmap64 = true).as("dv64"))
+      val got = df.collect().map { r =>
+        (r.getString(0), if (r.isNullAt(1)) null else Integer.valueOf(r.getInt(1))) ->
+          (r.getAs[Array[Byte]]("dv32").toSeq, r.getAs[Array[Byte]]("dv64").toSeq)
+      }
+      assert(got.length == expected.size && got.toMap == expected, s"budget $budget")
+      val bounded = executed(df.queryExecution.executedPlan).collect { case b: BoundedPartialAggregateExec => b }
+      val (chunks, sorted) = bounded.map(b => (b.metrics("chunks").value, b.metrics("numTasksFallBacked").value)).headOption.getOrElse((0L, 0L))
+      budget match {
+        case "100000" => assert(chunks > 3 && sorted == 0, s"$chunks chunks, $sorted sorting")
+        case "0"      => assert(bounded.isEmpty)
+        case _        => assert(chunks == 3 && sorted == 0, s"$chunks chunks, $sorted sorting")
+      }
+    }
+    spark.conf.unset(BoundedDvAggregation.PartialBytesKey)
   }
 
   test("a negative budget fails DV aggregations, and only them") {
