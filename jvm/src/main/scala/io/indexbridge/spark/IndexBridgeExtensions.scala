@@ -1,13 +1,14 @@
 package io.indexbridge.spark
 
 import org.apache.spark.sql.SparkSessionExtensions
-import org.apache.spark.sql.indexbridge.{BoundedDvAggregation, BucketKeyHash, DvAgg, DvCardinality, DvContains, DvPositions, FileIndexAgg, RowSetContains, SparkFileIndexTypes}
+import org.apache.spark.sql.indexbridge.{BoundedDvAggregation, BucketKeyHash, DvAgg, DvCardinality, DvContains, DvPositions, FileIndexAgg, RowSetContains,
+  SortedFileIndexAggregation, SparkFileIndexTypes}
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Literal}
 import org.apache.spark.sql.types.BooleanType
 
-/** Registers the `ib_` SQL functions and the planner rule that bounds `ib_dv_agg`'s memory
-  * ([[BoundedDvAggregation]]): set `spark.sql.extensions=io.indexbridge.spark.IndexBridgeExtensions`
+/** Registers the `ib_` SQL functions and the planner rules that bound the memory of `ib_dv_agg`
+  * ([[BoundedDvAggregation]]) and of the file-index aggregates ([[SortedFileIndexAggregation]]): set `spark.sql.extensions=io.indexbridge.spark.IndexBridgeExtensions`
   * (Python's `indexbridge.spark.configure` does it). */
 class IndexBridgeExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
@@ -16,6 +17,7 @@ class IndexBridgeExtensions extends (SparkSessionExtensions => Unit) {
       extensions.injectFunction((FunctionIdentifier(name), info, builder))
     }
     extensions.injectQueryPostPlannerStrategyRule(BoundedDvAggregation.rule)
+    extensions.injectQueryPostPlannerStrategyRule(SortedFileIndexAggregation.rule)
   }
 }
 

@@ -18,7 +18,10 @@ import org.apache.paimon.io.DataFileIndexWriter
 import org.apache.paimon.types.{DataTypes, RowType}
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.functions.{col, expr, lit, struct}
-import org.apache.spark.sql.indexbridge.{FileIndexConditions, SparkFileIndexTypes}
+import org.apache.spark.sql.catalyst.expressions.aggregate.Complete
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
+import org.apache.spark.sql.execution.aggregate.{ObjectHashAggregateExec, SortAggregateExec}
+import org.apache.spark.sql.indexbridge.{FileIndexConditions, SortedFileIndexAggregation, SparkFileIndexTypes}
 import org.apache.spark.sql.types._
 import org.roaringbitmap.RoaringBitmap
 import org.scalatest.BeforeAndAfterAll
@@ -28,7 +31,7 @@ import org.scalatest.funsuite.AnyFunSuite
   * Paimon 1.4.2's own `DataFileIndexWriter` (and of the codecs) for the same rows shuffled, and
   * pruning never drops a row a plain filter keeps while skipping what the codecs' own
   * `FileIndexPredicate` and Paimon's own excludes. */
-class FileIndexSparkSpec extends AnyFunSuite with BeforeAndAfterAll {
+class FileIndexSparkSpec extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSparkPlanHelper {
   private lazy val spark = SparkSession.builder().master("local[2]").appName("FileIndexSparkSpec")
     .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "3")
     .config("spark.sql.datetime.java8API.enabled", "true")
@@ -160,6 +163,35 @@ class FileIndexSparkSpec extends AnyFunSuite with BeforeAndAfterAll {
       assert(r.getAs[Array[Byte]]("bsi").sameElements(bsi.serialize()))
     }
   }
+
+  test("SortedFileIndexAggregation: one Complete sort aggregate, a data file's rows at a time; the bytes of Spark's plan") {
+    for (seed <- 11 to 12) {
+      val many = spark.createDataFrame(rows(seed, files = 9).asJava, schema).repartition(4)
+      val groupings = Seq(col("file"), col("file").as("renamed"), expr("concat('x/', file)").as("computed"))
+      for (grouping <- groupings) {
+        def run(sorted: Boolean) = {
+          spark.conf.set(SortedFileIndexAggregation.SortedKey, sorted.toString)
+          val df = many.groupBy(grouping).agg(
+            functions.fileIndexAgg(col("pos"), struct(columns.map(c => col(c._1.name)): _*), options).as("container"),
+            functions.rangeBitmapAgg(col("pos"), col("v")).as("range"))
+          val got = df.collect().map(r => r.getString(0) -> (r.getAs[Array[Byte]](1).toSeq, r.getAs[Array[Byte]](2).toSeq)).toMap
+          (got, collect(df.queryExecution.executedPlan) { case p => p })
+        }
+        val (sorted, sortedPlan) = run(sorted = true)
+        val (plain, sparkPlan) = run(sorted = false)
+        spark.conf.unset(SortedFileIndexAggregation.SortedKey)
+        assert(sorted.size == 9 && sorted == plain, s"seed $seed, $grouping")
+        for ((file, (container, _)) <- sorted)
+          assert(container == paimonContainer(byFileOf(many, file.stripPrefix("x/"))).toSeq, s"seed $seed, $grouping: $file")
+        val aggregates = sortedPlan.collect { case a: SortAggregateExec => a.aggregateExpressions.map(_.mode) }
+        assert(aggregates == Seq(Seq(Complete, Complete)) && !sortedPlan.exists(_.isInstanceOf[ObjectHashAggregateExec]), sortedPlan)
+        assert(sparkPlan.count(_.isInstanceOf[ObjectHashAggregateExec]) == 2, sparkPlan)
+      }
+    }
+  }
+
+  private def byFileOf(df: DataFrame, file: String): Seq[Row] =
+    df.where(col("file") === file).collect().toSeq.sortBy(_.getLong(1))
 
   test("an empty data file (a global aggregate over no rows) gets Paimon's empty container; gaps in positions fail") {
     val empty = spark.createDataFrame(java.util.Collections.emptyList[Row](), schema)
