@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import subprocess
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from indexbridge.errors import IndexFormatError
@@ -120,3 +121,16 @@ def index_format_error(throwable) -> IndexFormatError | None:
             return IndexFormatError(str(throwable.source()), int(throwable.offset()), str(throwable.expected()))
         throwable = throwable.getCause()
     return None
+
+
+def python_error(error: Exception, classes: Mapping[str, Callable[[str], Exception]] | None = None) -> Exception | None:
+    """The Python exception a wrapper raises for one of :func:`java_errors`, as the Python
+    engines raise it: an IndexFormatException in its cause chain as IndexFormatError, an
+    IllegalArgumentException as ValueError, a class of ``classes`` (name -> exception type) as
+    that type; None for any other error (re-raise it)."""
+    throwable = getattr(error, "java_exception", None) or getattr(error, "_origin", None)
+    format_error = index_format_error(throwable)
+    if format_error is not None or throwable is None:
+        return format_error
+    make = {"java.lang.IllegalArgumentException": ValueError, **(classes or {})}.get(throwable.getClass().getName())
+    return None if make is None else make(str(throwable.getMessage()))

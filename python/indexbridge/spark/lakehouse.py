@@ -49,7 +49,7 @@ from indexbridge.delta import log as delta_log
 from indexbridge.delta.dv import DeletionVectorDescriptor, encode_dv_file, read_frame_of, write_encoded_dv_file
 from indexbridge.iceberg import bridge as iceberg_bridge
 from indexbridge.iceberg.puffin import delete_files, encode_deletion_vector_puffin, read_deletion_vectors
-from indexbridge.jvm import index_format_error, java_errors
+from indexbridge.jvm import java_errors, python_error
 from indexbridge.storage import write_atomically
 
 POSITIONS = pa.schema([("file", pa.string()), ("pos", pa.int64())])
@@ -209,13 +209,10 @@ def _jvm_call(spark: SparkSession, call: Callable[[Any], Any]) -> DataFrame:
     try:
         return DataFrame(call(spark._jvm.io.indexbridge.spark.Lakehouse), spark)
     except java_errors() as e:
-        throwable = getattr(e, "java_exception", None) or getattr(e, "_origin", None)
-        format_error = index_format_error(throwable)
-        if format_error is not None:
-            raise format_error from None
-        if throwable is not None and throwable.getClass().getName() == "java.lang.IllegalArgumentException":
-            raise ValueError(str(throwable.getMessage())) from None
-        raise
+        error = python_error(e)
+        if error is None:
+            raise
+        raise error from None
 
 
 def _check_engine(engine: str) -> None:

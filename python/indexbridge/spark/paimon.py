@@ -8,8 +8,8 @@ merge-on-read all in the JVM; no bitmap bytes cross py4j).
     files = paimon_plan(spark, "/warehouse/db.db/orders", where="region = 3")
 
 The session needs the indexbridge jar (``indexbridge.spark.configure``); Paimon's own jars are
-not needed. Planning errors (a damaged or unsupported table) raise
-:class:`~indexbridge.errors.IndexFormatError`.
+not needed. Planning errors raise :class:`~indexbridge.errors.IndexFormatError` (a damaged or
+unsupported table) or ValueError (an argument the JVM refuses with IllegalArgumentException).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession
 
-from indexbridge.jvm import index_format_error
+from indexbridge.jvm import java_errors, python_error
 
 
 def _paimon(spark: SparkSession):
@@ -35,15 +35,13 @@ def _where(where: str | Column | None):
 
 
 def _call(spark: SparkSession, call) -> DataFrame:
-    from py4j.protocol import Py4JJavaError
-
     try:
         return DataFrame(call(_paimon(spark)), spark)
-    except Py4JJavaError as e:
-        format_error = index_format_error(e.java_exception)
-        if format_error is not None:
-            raise format_error from None
-        raise
+    except java_errors() as e:
+        error = python_error(e)
+        if error is None:
+            raise
+        raise error from None
 
 
 def read_paimon(
@@ -93,30 +91,13 @@ _CONFLICT_CLASS = "io.indexbridge.paimon.table.CommitConflictException"
 def _write(spark: SparkSession, call) -> dict:
     import json
 
-    from py4j.protocol import Py4JJavaError
-    from pyspark.errors.exceptions.captured import CapturedException
-
     try:
         return json.loads(call(spark._jvm.io.indexbridge.spark.PaimonWrite))
-    except CapturedException as e:  # PySpark's own rendering of IllegalArgumentException and friends
-        origin = getattr(e, "_origin", None)
-        format_error = index_format_error(origin)
-        if format_error is not None:
-            raise format_error from None
-        if origin is not None and origin.getClass().getName() == "java.lang.IllegalArgumentException":
-            raise ValueError(str(origin.getMessage())) from None
-        raise
-    except Py4JJavaError as e:
-        error = e.java_exception
-        name = error.getClass().getName()
-        format_error = index_format_error(error)
-        if format_error is not None:
-            raise format_error from None
-        if name == _CONFLICT_CLASS:
-            raise PaimonCommitConflict(str(error.getMessage())) from None
-        if name == "java.lang.IllegalArgumentException":
-            raise ValueError(str(error.getMessage())) from None
-        raise
+    except java_errors() as e:
+        error = python_error(e, {_CONFLICT_CLASS: PaimonCommitConflict})
+        if error is None:
+            raise
+        raise error from None
 
 
 def _options(options: dict[str, str] | Sequence[tuple[str, str]] | None) -> tuple[list[str] | None, list[str] | None]:
