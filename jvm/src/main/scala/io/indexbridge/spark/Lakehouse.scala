@@ -123,7 +123,7 @@ object Lakehouse {
 
   /** `n` letters and digits of the file's UUID: its 128 bits' base-62 digits, lowest first
     * (Delta draws them at random; deriving them keeps a retried task's path). */
-  private[spark] def randomPrefix(uuid: UUID, n: Int): String = {
+  private def randomPrefix(uuid: UUID, n: Int): String = {
     var value = BigInt(1, java.nio.ByteBuffer.allocate(16).putLong(uuid.getMostSignificantBits).putLong(uuid.getLeastSignificantBits).array())
     val base = BigInt(PrefixAlphabet.length)
     Seq.fill(n) { val (rest, digit) = value /% base; value = rest; PrefixAlphabet(digit.toInt) }.mkString
