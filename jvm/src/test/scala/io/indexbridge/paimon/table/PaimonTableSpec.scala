@@ -177,7 +177,7 @@ class PaimonTableSpec extends AnyFunSuite {
     }
   }
 
-  test("every manifest, manifest list and index manifest cut short anywhere: IndexFormatException naming it, never fewer entries") {
+  test("every manifest, manifest list and index manifest cut short anywhere: IndexFormatException naming it, or, cut where an Avro block ends, the entries before it") {
     val r = new scala.util.Random(3)
     for (kind <- PaimonTables.Kinds) withClue(kind) {
       val manifests = java.nio.file.Paths.get(someTable(kind).path).resolve("manifest")
@@ -188,14 +188,39 @@ class PaimonTableSpec extends AnyFunSuite {
           else if (name.startsWith("index-manifest-")) Manifest.readIndexManifest
           else Manifest.readManifest
         val bytes = Files.readAllBytes(file)
-        assert(read(file).nonEmpty || name.startsWith("manifest-list-"))
+        val entries = read(file)
+        assert(entries.nonEmpty || name.startsWith("manifest-list-"))
         val cut = Files.createTempDirectory("cut").resolve(name)
-        for (n <- Seq(0, 3, bytes.length - 1) ++ Seq.fill(4)(r.nextInt(bytes.length))) {
+        // A cut where an Avro block ends (the header's end, for the one block Paimon writes) leaves
+        // a shorter, valid container file that no reader can tell from one written that way: those
+        // cuts read the entries of the blocks before them; every other cut is an error.
+        val boundaries = blockEnds(bytes)
+        assert(boundaries.last == bytes.length && (boundaries.size >= 2 || entries.isEmpty))
+        for (n <- boundaries.init) {
+          Files.write(cut, bytes.take(n))
+          assert(entries.startsWith(read(cut)))
+        }
+        for (n <- (Seq(0, 3, bytes.length - 1) ++ Seq.fill(4)(r.nextInt(bytes.length))).filterNot(boundaries.contains)) {
           Files.write(cut, bytes.take(n))
           failsNaming(name)(read(cut))
         }
       }
     }
+  }
+
+  /** The offsets where the Avro container file's header and each of its data blocks end. */
+  private def blockEnds(bytes: Array[Byte]): Seq[Int] = {
+    import org.apache.avro.file.{DataFileReader, SeekableByteArrayInput}
+    import org.apache.avro.generic.{GenericDatumReader, GenericRecord}
+    val reader = new DataFileReader[GenericRecord](new SeekableByteArrayInput(bytes), new GenericDatumReader[GenericRecord]())
+    try {
+      val ends = scala.collection.mutable.ArrayBuffer(reader.previousSync().toInt)
+      while (reader.hasNext) {
+        reader.nextBlock()
+        ends += reader.previousSync().toInt
+      }
+      ends.toSeq
+    } finally reader.close()
   }
 
   test("the LATEST hint: behind it falls back to listing as Paimon does; ahead of the snapshots it names the missing one") {
