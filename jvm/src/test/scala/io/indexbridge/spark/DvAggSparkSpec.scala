@@ -8,7 +8,7 @@ import org.apache.paimon.deletionvectors.{Bitmap64DeletionVector, BitmapDeletion
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
-import org.apache.spark.sql.functions.{col, count, lit}
+import org.apache.spark.sql.functions.{col, count, date_from_unix_date, lit, unix_date}
 import org.apache.spark.sql.indexbridge.{BoundedDvAggregation, BoundedPartialAggregateExec}
 import org.scalacheck.Gen
 import org.scalatest.BeforeAndAfterAll
@@ -104,6 +104,40 @@ class DvAggSparkSpec extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSpa
         case "100000" => assert(chunks > 3 && sorted == 0, s"$chunks chunks, $sorted sorting")
         case "0"      => assert(bounded.isEmpty)
         case _        => assert(chunks == 3 && sorted == 0, s"$chunks chunks, $sorted sorting")
+      }
+    }
+    spark.conf.unset(BoundedDvAggregation.PartialBytesKey)
+  }
+
+  for (seed <- 1 to 2) test(s"seed $seed: one-column keys read in place (BIGINT, INT, DATE, STRING, nulls): the groups and DVs of Spark's plan") {
+    val rnd = new scala.util.Random(seed)
+    // strings of 0 to 24 bytes (ending inside a word and on one), multi-byte ones, the empty
+    // string beside null; longs and ints at their extremes and negative (an INT's word is its
+    // 32 bits zero-extended, so -1 and 4294967295L differ in kind, not in word)
+    val strings = Seq("", "a", "é", "€uro", "x" * 7, "y" * 8, "z" * 9, "é" * 8, "f" * 24) ++ Seq.fill(20)(rnd.alphanumeric.take(rnd.nextInt(20)).mkString)
+    val longs = Seq(0L, -1L, 4294967295L, Long.MinValue, Long.MaxValue) ++ Seq.fill(20)(rnd.nextLong())
+    val ints = Seq(0, -1, Int.MinValue, Int.MaxValue) ++ Seq.fill(20)(rnd.nextInt())
+    def pick[T](values: Seq[T]): Option[T] = if (rnd.nextInt(25) == 0) None else Some(values(rnd.nextInt(values.size)))
+    val rows = Seq.fill(6000)((pick(strings).orNull, pick(longs).map(Long.box).orNull, pick(ints).map(Int.box).orNull,
+      pick(ints).map(d => Int.box(d % 100000)).orNull, rnd.nextInt(5000).toLong))
+    // the DATE column from its days (collected as days: the test JVM cannot make java.sql.Date)
+    val deletes = spark.createDataFrame(rows).toDF("s", "l", "i", "days", "pos")
+      .select(col("s"), col("l"), col("i"), date_from_unix_date(col("days")).as("d"), col("pos")).repartition(3)
+    for (key <- Seq("s", "l", "i", "d")) withClue(key) {
+      val runs = for (budget <- Seq("2000", BoundedDvAggregation.DefaultPartialBytes.toString, "0")) yield {
+        spark.conf.set(BoundedDvAggregation.PartialBytesKey, budget)
+        val df = deletes.groupBy(key).agg(dvAgg(col("pos")).as("dv"))
+        val got = df.select(if (key == "d") unix_date(col("d")) else col(key), col("dv")).collect()
+          .map(r => Option(r.get(0)) -> r.getAs[Array[Byte]]("dv").toSeq)
+        assert(got.length == got.map(_._1).distinct.length, s"budget $budget: a key in two groups")
+        assert(executed(df.queryExecution.executedPlan).exists(_.isInstanceOf[BoundedPartialAggregateExec]) == (budget != "0"))
+        got.toMap
+      }
+      val column = Seq("s", "l", "i", "d").indexOf(key)
+      val expected = rows.groupBy(r => Option(r.productElement(column))).map { case (k, rs) => k -> paimonFrame(rs.map(_._5), bitmap64 = false) }
+      for ((run, budget) <- runs.zip(Seq("2000", "default", "0"))) {
+        val wrong = (run.keySet ++ expected.keySet).filter(k => run.get(k) != expected.get(k))
+        assert(wrong.isEmpty, s"budget $budget: ${wrong.take(3).map(k => k -> (run.get(k).map(_.size), expected.get(k).map(_.size)))}")
       }
     }
     spark.conf.unset(BoundedDvAggregation.PartialBytesKey)
