@@ -36,7 +36,9 @@ class DvAggSparkSpec extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSpa
 
   for (bitmap64 <- Seq(false, true); seed <- 1 to 2) {
     val width = if (bitmap64) "64-bit" else "32-bit"
-    test(s"$width, seed $seed: every file's DV is Paimon's frame, in chunks or not") {
+    val aqe = seed == 1 // the plan is the same without AQE
+    test(s"$width, seed $seed: every file's DV is Paimon's frame, in chunks or not (AQE ${if (aqe) "on" else "off"})") {
+      spark.conf.set("spark.sql.adaptive.enabled", aqe.toString)
       val files = Gen.listOfN(7, DvGen.positions(bitmap64)).pureApply(Gen.Parameters.default.withSize(6), org.scalacheck.rng.Seed(seed.toLong))
       val rows = new scala.util.Random(seed).shuffle(files.zipWithIndex.flatMap { case (set, f) => set.toSeq.map(p => (s"f$f", p)) })
       val deletes = spark.createDataFrame(rows).toDF("file", "pos").repartition(4)
@@ -70,6 +72,7 @@ class DvAggSparkSpec extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSpa
         }
       }
       spark.conf.unset(BoundedDvAggregation.PartialBytesKey)
+      spark.conf.unset("spark.sql.adaptive.enabled")
     }
   }
 

@@ -164,8 +164,9 @@ class FileIndexSparkSpec extends AnyFunSuite with BeforeAndAfterAll with Adaptiv
     }
   }
 
-  test("SortedFileIndexAggregation: one Complete sort aggregate, a data file's rows at a time; the bytes of Spark's plan") {
+  test("SortedFileIndexAggregation: one Complete sort aggregate, a data file's rows at a time; the bytes of Spark's plan; with AQE and without") {
     for (seed <- 11 to 12) {
+      spark.conf.set("spark.sql.adaptive.enabled", (seed == 11).toString) // planned alike
       val many = spark.createDataFrame(rows(seed, files = 9).asJava, schema).repartition(4)
       val groupings = Seq(col("file"), col("file").as("renamed"), expr("concat('x/', file)").as("computed"))
       for (grouping <- groupings) {
@@ -188,6 +189,7 @@ class FileIndexSparkSpec extends AnyFunSuite with BeforeAndAfterAll with Adaptiv
         assert(sparkPlan.count(_.isInstanceOf[ObjectHashAggregateExec]) == 2, sparkPlan)
       }
     }
+    spark.conf.unset("spark.sql.adaptive.enabled")
   }
 
   private def byFileOf(df: DataFrame, file: String): Seq[Row] =

@@ -22,8 +22,8 @@ import org.apache.spark.unsafe.Platform
   * data file) until its input ends, so a task holds the DVs of all its files at once. Spark's
   * own bound, `spark.sql.objectHashAggregate.sortBased.fallbackThreshold`, sorts every remaining
   * input row once a task has that many groups: measured 2.9x slower than the hash aggregate over
-  * 20M positions / 1000 files. This rule (a post-planner rule of [[io.indexbridge.spark.IndexBridgeExtensions]])
-  * rewrites the pair instead:
+  * 20M positions / 1000 files. This rule (applied by [[IndexBridgeAggregationStrategy]] as the
+  * aggregation is planned, with AQE or without) rewrites the pair instead:
   *
   *  - the partial aggregate becomes [[BoundedPartialAggregateExec]]: hash aggregation over
   *    consecutive chunks of the task's rows ([[DvChunk]] when every aggregate is `ib_dv_agg`,

@@ -13,9 +13,9 @@ import org.apache.spark.sql.execution.aggregate.{ObjectHashAggregateExec, SortAg
   * Their buffer ([[PositionedValues]]) is the data file's rows themselves: Spark's partial
   * aggregate in the map tasks reduces nothing, and like the final one it keeps every group its
   * task sees until its input ends (`configure` lets it keep 65536 before it sorts), so a task
-  * holds the rows of up to that many data files. This rule (a post-planner rule of
-  * [[io.indexbridge.spark.IndexBridgeExtensions]], which Spark applies under AQE) plans the
-  * aggregation without its partial half, as Spark plans aggregates that cannot be partial:
+  * holds the rows of up to that many data files. This rule (applied by
+  * [[IndexBridgeAggregationStrategy]] as the aggregation is planned, with AQE or without) plans
+  * the aggregation without its partial half, as Spark plans aggregates that cannot be partial:
   *
   * {{{
   *   Final ObjectHashAggregate(Partial ObjectHashAggregate(child))
