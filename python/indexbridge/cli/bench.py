@@ -142,7 +142,20 @@ def bench_jvm(files: int, per_file: int) -> None:
         _line(f"scala: {row['label']}", row["ours_s"], row["baseline_label"], row["baseline_s"], row["goal"])
 
 
+# The comparison rows cache their input, and `bitmap_construct_agg` (a SortAggregate: its buffer
+# is not an object Spark's hash aggregates take) sorts all of it; at 200M positions Spark's own
+# aggregate runs out of the default 1g heap reading its sort's spills. Larger runs (`--full`)
+# compare at this size and take their full size to the scale line.
+COMPARE_MAX_POSITIONS = 20_000_000
+CODEC_MAX_FILES = 1000
+
+
 def bench_spark(positions: int, files: int) -> None:
+    bench_spark_compare(min(positions, COMPARE_MAX_POSITIONS), max(1, files * min(positions, COMPARE_MAX_POSITIONS) // positions))
+    bench_spark_scale(positions, files)
+
+
+def bench_spark_compare(positions: int, files: int) -> None:
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
@@ -173,7 +186,6 @@ def bench_spark(positions: int, files: int) -> None:
     _line("spark: ib_dv_agg", ours, "bitmap_construct_agg", builtin, "<= 0.33")
     rows.unpersist()
     spark.stop()
-    bench_spark_scale(positions, files)
 
 
 # Spark's own memory (sorters, shuffle buffers) off the heap in the scale line's session, so that
@@ -359,7 +371,10 @@ def run(args) -> int:
     print(f"indexbridge bench dv: {args.positions} positions, {args.files} files")
     if not args.lakehouse_only:
         bench_spark(args.positions, args.files)
-        bench_jvm(args.files, per_file)
-        bench_python(args.files, per_file)
+        # the codec rows hold every file's positions and DVs at once: at --full (10,000 files of
+        # 20,000) that is 1.6 GB of longs on the JVM's default 1g heap; they time per-DV work,
+        # which more files only repeat
+        bench_jvm(min(args.files, CODEC_MAX_FILES), per_file)
+        bench_python(min(args.files, CODEC_MAX_FILES), per_file)
     bench_lakehouse.run(args.files, args.positions, args.rounds)
     return 0

@@ -48,7 +48,7 @@ import bisect
 import functools
 import re
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -59,11 +59,10 @@ from indexbridge.paimon.fileindex.predicate import REMAIN, BitmapResult, FileInd
 from indexbridge.paimon.fileindex.values import (
     Column,
     DataType,
-    bytes_key,
     fixed_key_struct,
     java_comparator,
     java_hash_codes,
-    long_key,
+    key_function,
     sort_keys,
     sortable_key,
     factorize_column,
@@ -468,11 +467,10 @@ class BitmapIndex(IndexReader):
         """Distinct non-null keys (reader: as the meta says, without loading v2 blocks)."""
         return len(self._order) if self._reader is None else self._key_count
 
-    def key_of(self, value: object) -> object:
-        """The key of a literal (internal value of the column type)."""
-        if self.data_type.is_string:
-            return bytes_key(self.data_type, value)
-        return long_key(self.data_type, value)
+    @functools.cached_property
+    def key_of(self) -> Callable[[object], object]:
+        """The key of a literal (internal value of the column type): ``index.key_of(value)``."""
+        return key_function(self.data_type)
 
     def rows_of_key(self, key: object) -> AbstractBitMap:
         """The rows of a key. A reader keeps each bitmap it has read, as Paimon's reader does

@@ -23,6 +23,7 @@ The Java ``hashCode`` and ``compareTo`` of the bitmap index's key objects (``Int
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -148,11 +149,7 @@ def _signed64(bits: int) -> int:
 def long_key(t: DataType, value: object) -> int:
     """The ``int64`` key of one non-null internal value (module table)."""
     if t.is_integral:
-        v = int(value)
-        bits = _INT_RANGES[t.root]
-        if not -(1 << (bits - 1)) <= v < 1 << (bits - 1):
-            raise ValueError(f"{v} is out of range for {t.root}")
-        return v
+        return _integral_key(t.root, value)
     if t.is_timestamp:
         if isinstance(value, Timestamp):
             return timestamp_long(value.millisecond, value.nano_of_millisecond, t.precision)
@@ -166,6 +163,25 @@ def long_key(t: DataType, value: object) -> int:
     if t.root == "DECIMAL":
         return unscaled_long(value, t.scale)
     raise ValueError(f"{t.root} values have no long key")
+
+
+def _integral_key(root: str, value: object) -> int:
+    v = int(value)
+    bits = _INT_RANGES[root]
+    if not -(1 << (bits - 1)) <= v < 1 << (bits - 1):
+        raise ValueError(f"{v} is out of range for {root}")
+    return v
+
+
+def key_function(t: DataType) -> Callable[[object], object]:
+    """:func:`long_key` or :func:`bytes_key` of ``t`` as one function of the value, the type
+    dispatched once: what an index asked one literal at a time keeps (a third of a bitmap
+    equality query's time went to dispatching on the type)."""
+    if t.is_string:
+        return functools.partial(bytes_key, t)
+    if t.is_integral:
+        return functools.partial(_integral_key, t.root)
+    return functools.partial(long_key, t)
 
 
 def bytes_key(t: DataType, value: object) -> bytes:
