@@ -35,7 +35,7 @@ import datetime as dt
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -55,12 +55,12 @@ from indexbridge.bleve.index import (
 )
 from indexbridge.bleve.mapping import IndexMapping, go_json_float
 from indexbridge.bleve.query import IndexStats, SegmentView, evaluate, parse_query, plan
+from indexbridge.spark.engine import Engine, check_engine
 from indexbridge.spark.faults import fail_first_attempt
 from indexbridge.storage import write_atomically
 from indexbridge.zap.analysis import gc_paused
 from indexbridge.zap.segment import build_segment
 
-Engine = Literal["jvm", "python"]
 SEGMENTS = pa.schema([("file", pa.string()), ("docs", pa.int64()), ("size", pa.int64())])
 HITS = pa.schema([("_id", pa.string()), ("score", pa.float64()), ("segment", pa.int32()), ("doc", pa.int32())])
 _BUILT = pa.schema([("partition", pa.int32()), ("n", pa.int32()), ("path", pa.string()), ("docs", pa.int64())])
@@ -78,11 +78,6 @@ def _mapping_text(mapping: str | bytes | Mapping | IndexMapping | None) -> str |
     if isinstance(mapping, IndexMapping):
         return mapping.to_json()
     return json.dumps(mapping)
-
-
-def _check_engine(engine: str) -> None:
-    if engine not in ("jvm", "python"):
-        raise ValueError(f"engine must be 'jvm' or 'python', got {engine!r}")
 
 
 # -- write -------------------------------------------------------------------------------------------
@@ -167,7 +162,7 @@ def write_bleve_index(
     """Write ``df`` as a bleve index directory at ``path`` (local, seen by every executor); the
     index's segments (file, docs, size) in order. ``mapping``: bleve's mapping JSON (text, bytes,
     a dict or an :class:`IndexMapping`); None is bleve's default (dynamic) mapping."""
-    _check_engine(engine)
+    check_engine(engine)
     if rows_per_segment < 1:
         raise ValueError(f"rows_per_segment must be positive, got {rows_per_segment}")
     spark = df.sparkSession
@@ -288,7 +283,7 @@ def _read_kernel(path: str, epoch: int | None, columns: list[tuple[str, str, boo
 def stored_field_kinds(spark: SparkSession, path: str, fields: Sequence[str] | None = None, *,
                        engine: Engine = "jvm") -> list[tuple[str, str, bool]]:
     """Per stored field of the live documents, in byte order: (name, kinds ``t n d b``, several values in a document)."""
-    _check_engine(engine)
+    check_engine(engine)
     if engine == "jvm":
         jfields = None if fields is None else spark._jvm.PythonUtils.toSeq(list(fields))
         opt = spark._jvm.scala.Option.apply(jfields)
@@ -312,7 +307,7 @@ def stored_field_kinds(spark: SparkSession, path: str, fields: Sequence[str] | N
 def read_bleve_index(spark: SparkSession, path: str, *, fields: Sequence[str] | None = None, engine: Engine = "jvm") -> DataFrame:
     """The live documents of the bleve index at ``path``: ``_id``, then one column per stored
     field (or per field of ``fields``)."""
-    _check_engine(engine)
+    check_engine(engine)
     path = str(Path(path).absolute())
     if engine == "jvm":
         jdf = _jvm(spark).readFields(spark._jsparkSession, path, None if fields is None else json.dumps(list(fields)))
@@ -344,7 +339,7 @@ def search_bleve_index(spark: SparkSession, path: str, query: str | bytes | Mapp
                        engine: Engine = "jvm") -> DataFrame:
     """Hits (``_id``, ``score``) of bleve's query JSON over the index at ``path``, in bleve's order
     (every hit, or the first ``size``)."""
-    _check_engine(engine)
+    check_engine(engine)
     path = str(Path(path).absolute())
     text = query if isinstance(query, (str, bytes)) else json.dumps(query)
     if isinstance(text, bytes):

@@ -35,7 +35,7 @@ import unicodedata
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import unquote
 
 import numpy as np
@@ -49,6 +49,7 @@ from indexbridge.delta import log as delta_log
 from indexbridge.delta.dv import DeletionVectorDescriptor, encode_dv_file, read_frame_of, write_encoded_dv_file
 from indexbridge.iceberg import bridge as iceberg_bridge
 from indexbridge.iceberg.puffin import delete_files, encode_deletion_vector_puffin, read_deletion_vectors
+from indexbridge.spark.engine import Engine, check_engine
 from indexbridge.jvm import java_errors, python_error
 from indexbridge.storage import write_atomically
 
@@ -198,7 +199,6 @@ def _per_task(spark: SparkSession, n: int, kernel: Callable, schema: pa.Schema) 
 
 # -- DataFrame functions -----------------------------------------------------------------------
 
-Engine = Literal["jvm", "python"]
 
 
 def _jvm_call(spark: SparkSession, call: Callable[[Any], Any]) -> DataFrame:
@@ -213,11 +213,6 @@ def _jvm_call(spark: SparkSession, call: Callable[[Any], Any]) -> DataFrame:
         if error is None:
             raise
         raise error from None
-
-
-def _check_engine(engine: str) -> None:
-    if engine not in ("jvm", "python"):
-        raise ValueError(f"engine must be 'jvm' or 'python', got {engine!r}")
 
 
 def _aggregated(dvs: DataFrame, file_col: str, pos_col: str) -> DataFrame:
@@ -235,7 +230,7 @@ def write_iceberg_dvs(
     footer as Iceberg 1.11 writes them. Returns per data file the fields of its Iceberg
     ``DeleteFile`` (format PUFFIN): file_path, file_size_in_bytes, content_offset,
     content_size_in_bytes, referenced_data_file, record_count."""
-    _check_engine(engine)
+    check_engine(engine)
     if engine == "jvm":
         return _jvm_call(dvs.sparkSession, lambda lh: lh.writeIcebergDvs(dvs._jdf, os.fspath(out_dir), file_col, pos_col))
     kernel = write_puffin_kernel(os.fspath(out_dir))
@@ -255,7 +250,7 @@ def write_delta_dvs(
     (in a random-prefix directory of ``prefix_length`` characters, as ``delta.randomizeFilePrefixes``
     tables have them). Returns (data_file, deletionVector struct<storageType, pathOrInlineDv,
     offset, sizeInBytes, cardinality>): the ``u`` descriptor for the data file's ``add`` action."""
-    _check_engine(engine)
+    check_engine(engine)
     if prefix_length < 0:
         raise ValueError(f"prefix_length must be >= 0, got {prefix_length}")
     if engine == "jvm":
@@ -274,7 +269,7 @@ def paimon_dvs_to_iceberg(
 ) -> DataFrame:
     """``indexbridge iceberg dv-from-paimon`` in Spark tasks, one per Paimon deletion file: its
     frames copied into ``out_dir/<deletion file>.puffin``; the rows of ``delete-files.jsonl``."""
-    _check_engine(engine)
+    check_engine(engine)
     if engine == "jvm":
         return _jvm_call(spark, lambda lh: lh.paimonToIcebergForPython(spark._jsparkSession, os.fspath(table_dir), os.fspath(out_dir), snapshot))
     out = Path(out_dir).absolute()
@@ -300,7 +295,7 @@ def paimon_dvs_to_delta(
 ) -> DataFrame:
     """``indexbridge delta dv-from-paimon`` in Spark tasks, one per Paimon deletion file
     (``out_dir`` is the Delta table root); the rows of ``descriptors.jsonl``."""
-    _check_engine(engine)
+    check_engine(engine)
     if storage not in ("u", "p"):
         raise ValueError(f"storage must be 'u' or 'p', got {storage!r}")
     if engine == "jvm":
@@ -325,7 +320,7 @@ def read_iceberg_dvs(
     """The ``deletion-vector-v1`` blobs of Puffin files, one task per file, every magic, offset,
     CRC and cardinality checked: (file, pos) rows (``file`` = the blob's referenced data file),
     or with ``as_dv`` (file, dv) rows for ``apply_deletion_vectors``."""
-    _check_engine(engine)
+    check_engine(engine)
     paths = [os.path.abspath(p) for p in puffin_paths]
     if engine == "jvm":
         return _jvm_call(spark, lambda lh: lh.readIcebergDvs(spark._jsparkSession, spark._jvm.PythonUtils.toSeq(paths), as_dv))
@@ -364,7 +359,7 @@ def read_delta_dvs(
     ``as_dv`` (file, dv) rows for ``apply_deletion_vectors``; ``file`` is the data file as
     Spark's ``_metadata.file_path`` shows it. Each DV is checked as Delta checks it (size, CRC,
     cardinality) and more (version byte, magic, the descriptor inside its file)."""
-    _check_engine(engine)
+    check_engine(engine)
     if engine == "jvm":
         return _jvm_call(spark, lambda lh: lh.readDeltaDvsForPython(spark._jsparkSession, os.fspath(table_dir), version, as_dv))
     snap = delta_log.snapshot(table_dir, version)

@@ -27,7 +27,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -35,12 +35,12 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from indexbridge.spark import zap_arrow
+from indexbridge.spark.engine import Engine, check_engine
 from indexbridge.spark.zap_arrow import Kernel
 from indexbridge.zap.analyzers import FieldMapping
 from indexbridge.zap.segment import DEFAULT_CHUNK_FACTOR
 
 Segments = DataFrame | str | Sequence[str]
-Engine = Literal["jvm", "python"]
 
 
 def _zap_jvm(spark: SparkSession) -> Any:
@@ -65,12 +65,11 @@ JvmCall = Callable[[Any], Callable[[Any], Any]]  # ZapSegments (py4j) -> its fun
 
 def _run(segments: Segments, engine: Engine, segments_per_task: int, jvm_call: JvmCall, kernel: Kernel,
          schema: pa.Schema) -> DataFrame:
+    check_engine(engine)
     paths = segment_paths(segments, segments_per_task)
     if engine == "jvm":
         return DataFrame(jvm_call(_zap_jvm(paths.sparkSession))(paths._jdf), paths.sparkSession)
-    if engine == "python":
-        return paths.mapInArrow(kernel, from_arrow_schema(schema))
-    raise ValueError(f"engine must be 'jvm' or 'python', got {engine!r}")
+    return paths.mapInArrow(kernel, from_arrow_schema(schema))
 
 
 def _bytes(value: str | bytes) -> bytes:
@@ -98,6 +97,7 @@ def zap_postings(segments: Segments, *, engine: Engine = "jvm", segments_per_tas
 
 
 def _search(segments: Segments, field: str, query: str | bytes, prefix: bool, engine: Engine, segments_per_task: int) -> DataFrame:
+    check_engine(engine)
     q = _bytes(query)
     if prefix:
         return _run(segments, engine, segments_per_task, lambda z: lambda jdf: z.prefixSearch(jdf, field, q),
@@ -134,15 +134,14 @@ def merge_zap_segments(
     ``segment`` being the path. Each merged segment is written atomically to ``directory``
     (named by a digest of its inputs). Returns (path, docs, size, fields, sources, new_docs):
     ``new_docs[i][d]`` is the new number of doc ``d`` of ``sources[i]`` (-1 = deleted)."""
+    check_engine(engine)
     paths = segment_paths(segments)
     spark = paths.sparkSession
     z = _zap_jvm(spark)
     tasks = DataFrame(z.mergeTasks(paths._jdf, None if deletes is None else deletes._jdf, group_size), spark)
     if engine == "jvm":
         return DataFrame(z.mergeGroups(tasks._jdf, str(directory), chunk_factor), spark)
-    if engine == "python":
-        return tasks.mapInArrow(zap_arrow.merge_kernel(str(directory), chunk_factor), from_arrow_schema(zap_arrow.MERGED))
-    raise ValueError(f"engine must be 'jvm' or 'python', got {engine!r}")
+    return tasks.mapInArrow(zap_arrow.merge_kernel(str(directory), chunk_factor), from_arrow_schema(zap_arrow.MERGED))
 
 
 def zap_doc_mapping(merged: DataFrame) -> DataFrame:
@@ -175,6 +174,7 @@ def build_zap_segments(
     ``rows_per_segment`` rows of its partition, in row order, named
     ``segment-<partition>-<n>.zap``; both engines write identical files. Returns
     (path, docs, size, fields), one row per segment."""
+    check_engine(engine)
     mappings = [FieldMapping(f) if isinstance(f, str) else f for f in fields]
     if rows_per_segment <= 0:
         raise ValueError(f"rows_per_segment must be positive, got {rows_per_segment}")
@@ -184,8 +184,6 @@ def build_zap_segments(
         jdf = spark._jvm.io.indexbridge.spark.ZapBuild.build(
             docs._jdf, str(directory), id_col, payload, rows_per_segment, all_field, chunk_factor)
         return DataFrame(jdf, spark)
-    if engine == "python":
-        rows = docs.select(F.col(id_col).cast("string").alias(id_col), *[m.name for m in mappings])
-        kernel = zap_arrow.build_kernel(str(directory), id_col, mappings, rows_per_segment, all_field, chunk_factor)
-        return rows.mapInArrow(kernel, from_arrow_schema(zap_arrow.SEGMENT_FILES))
-    raise ValueError(f"engine must be 'jvm' or 'python', got {engine!r}")
+    rows = docs.select(F.col(id_col).cast("string").alias(id_col), *[m.name for m in mappings])
+    kernel = zap_arrow.build_kernel(str(directory), id_col, mappings, rows_per_segment, all_field, chunk_factor)
+    return rows.mapInArrow(kernel, from_arrow_schema(zap_arrow.SEGMENT_FILES))
