@@ -1,5 +1,5 @@
-"""`indexbridge bench dv --lakehouse-only` runs end to end on a small input: both conversion lines
-print a ratio against reading and the goal's verdict, and the generated deletion files convert
+"""`indexbridge bench dv` (and `--lakehouse-only`) runs end to end on a small input: every row
+prints its ratio and the goal's verdict, and the generated deletion files convert
 to Puffin and Delta files whose DVs are the generated ones. The timings are not checked (a
 benchmark, DESIGN rule 7)."""
 
@@ -21,6 +21,20 @@ def test_bench_lakehouse_smoke(capsys) -> None:
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("lakehouse: Paimon DVs")]
     assert len(lines) == 2
     assert all(re.search(r"ratio +\d+\.\d\d +\(goal <= 1\.2: (met|not met)\)$", line) for line in lines), lines
+
+
+def test_bench_dv_smoke(capsys) -> None:
+    """The whole of `bench dv` on a small input: the Spark comparison rows, the scale line and its
+    memory lines (both plans), the Scala and Python codec rows, the lakehouse rows."""
+    assert main(["bench", "dv", "--files", "20", "--positions", "40000", "--rounds", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    starts = ("spark: ib_dv_agg", "spark scale: ib_dv_agg", "spark scale memory,", "scala: ", "python CPU: ", "lakehouse: Paimon DVs")
+    counts = {start: sum(line.startswith(start) for line in out) for start in starts}
+    assert counts == {"spark: ib_dv_agg": 2, "spark scale: ib_dv_agg": 1, "spark scale memory,": 2, "scala: ": 6, "python CPU: ": 3,
+                      "lakehouse: Paimon DVs": 2}, "\n".join(out)  # fmt: skip
+    rows = [line for line in out if line.startswith(("spark: ", "scala: ", "python CPU: ")) and " vs " in line]
+    assert len(rows) == 11
+    assert all(re.search(r"ratio +\d+\.\d\d +(goal .*: (met|NOT MET)|informational)$", line) for line in rows), "\n".join(rows)
 
 
 def test_bench_input_converts(tmp_path) -> None:

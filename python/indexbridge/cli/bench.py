@@ -195,14 +195,9 @@ DV_PARTIAL_BYTES = "spark.indexbridge.dvAgg.partialBytes"
 SCALE_FULL_GC_MS = 1000
 
 
-def bench_spark_scale(positions: int, files: int) -> None:
-    """The scale line: `ib_dv_agg` straight from `spark.range` (nothing cached) in rows/s, with
-    the executor's memory (`io.indexbridge.bench.DvAggScale`: peak heap after GC during the job
-    above the heap before it, and Spark's largest per-task `peakExecutionMemory`), in a session
-    of its own whose Tungsten memory is off the heap. Then the live heap, sampled by a full GC
-    every SCALE_FULL_GC_MS, as indexbridge plans the aggregate (partial aggregation in chunks of
-    bounded memory, then a sort-based final merge) and with Spark's own plan
-    (`spark.indexbridge.dvAgg.partialBytes=0`: hash aggregates keeping every DV of a task)."""
+def scale_session():
+    """A local[2] session for the scale lines, its Tungsten memory off the heap
+    (``SCALE_OFF_HEAP``): the heap they report holds the aggregation's objects, not Spark's pages."""
     from pyspark.sql import SparkSession
 
     from indexbridge.spark import configure
@@ -213,8 +208,20 @@ def bench_spark_scale(positions: int, files: int) -> None:
         builder.config("spark.driver.extraClassPath", str(PAIMON_BUNDLE))
     spark = configure(builder).config("spark.ui.enabled", "false").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    scale = spark._jvm.io.indexbridge.bench.DvAggScale
-    r = json.loads(scale.run(spark._jsparkSession, positions, files))
+    return spark
+
+
+def bench_spark_scale(positions: int, files: int) -> None:
+    """The scale line: `ib_dv_agg` straight from `spark.range` (nothing cached) in rows/s, with
+    the executor's memory (`io.indexbridge.bench.AggregateScale`: peak heap after GC during the job
+    above the heap before it, and Spark's largest per-task `peakExecutionMemory`), in a session
+    of its own whose Tungsten memory is off the heap. Then the live heap, sampled by a full GC
+    every SCALE_FULL_GC_MS, as indexbridge plans the aggregate (partial aggregation in chunks of
+    bounded memory, then a sort-based final merge) and with Spark's own plan
+    (`spark.indexbridge.dvAgg.partialBytes=0`: hash aggregates keeping every DV of a task)."""
+    spark = scale_session()
+    scale = spark._jvm.io.indexbridge.bench.AggregateScale
+    r = json.loads(scale.runDvAgg(spark._jsparkSession, positions, files, 0))
     print(f"spark scale: ib_dv_agg {positions} positions / {files} files: {r['seconds']:.1f} s, {r['rows_per_s'] / 1e6:.2f} M rows/s, "
           f"peak heap after GC +{r['peak_live_heap'] / 2**20:.0f} MiB ({r['gcs']} GCs), "
           f"peak task execution memory {r['peak_execution_memory'] / 2**20:.0f} MiB", flush=True)
@@ -223,7 +230,7 @@ def bench_spark_scale(positions: int, files: int) -> None:
             spark.conf.unset(DV_PARTIAL_BYTES)
         else:
             spark.conf.set(DV_PARTIAL_BYTES, partial_bytes)
-        r = json.loads(scale.run(spark._jsparkSession, positions, files, SCALE_FULL_GC_MS))
+        r = json.loads(scale.runDvAgg(spark._jsparkSession, positions, files, SCALE_FULL_GC_MS))
         print(f"spark scale memory, {plan + ':':<13} live heap peak +{r['peak_live_heap_full_gc'] / 2**20:.0f} MiB "
               f"(full GC every {SCALE_FULL_GC_MS} ms: {r['full_gcs']}; {r['seconds']:.1f} s with them)", flush=True)
     spark.conf.unset(DV_PARTIAL_BYTES)

@@ -153,7 +153,48 @@ def run(args) -> int:
                     print(f"{c['name']:<14} {index_type:<13} {what:<6} {paimon_s * 1e3:9.1f} {scala[0]:>9} {py_s * 1e3:9.1f} "
                           f"{scala[1]:>8} {scala[2]:>8} {_ratio(py_s, paimon_s):>9} {_met(py_s, paimon_s, PYTHON_GOAL):>8}  {same if what == 'build' else ''}")  # fmt: skip
     _scale(args.rows, 10 * args.rows, min(args.rounds, 2))
+    _spark_scale(args.rows, 4 * args.rows)
     return 0
+
+
+SPARK_SCALE_FILE_ROWS = 10_000
+SPARK_SCALE_FULL_GC_MS = 100  # the jobs take seconds: a full GC a second missed their peaks
+SORTED_KEY = "spark.indexbridge.fileIndexAgg.sorted"
+
+
+def _spark_scale(small: int, large: int) -> None:
+    """The Spark scale line: ``ib_bitmap_index_agg`` over ``small`` and ``large`` generated rows
+    in data files of ``SPARK_SCALE_FILE_ROWS`` rows (``io.indexbridge.bench.AggregateScale``), as
+    indexbridge plans it (a sort aggregate building one file's index at a time) and with Spark's
+    plan (hash aggregates keeping the rows of every file a task sees), the live heap sampled by a
+    full GC every ``SPARK_SCALE_FULL_GC_MS``: the first should stay flat as the table grows, the second
+    grows with it (`--rows 4000000`: at 16M rows it runs out of the default 1g heap, which takes
+    the session down; the line then says it failed)."""
+    from py4j.protocol import Py4JJavaError
+
+    from indexbridge.cli.bench import scale_session
+
+    spark = scale_session()
+    scale = spark._jvm.io.indexbridge.bench.AggregateScale
+    print(f"\nspark scale: ib_bitmap_index_agg in files of {SPARK_SCALE_FILE_ROWS} rows, local[2], Tungsten off the heap; "
+          f"live heap peak above the heap before (full GC every {SPARK_SCALE_FULL_GC_MS} ms)")
+    scale.runBitmapIndexAgg(spark._jsparkSession, small, max(1, small // SPARK_SCALE_FILE_ROWS), 0)  # warm-up: JIT, classes
+    # Spark's plan last, its large run at the very end: out of heap, it takes the session down
+    for plan, sorted_ in (("sorted (ours)", "true"), ("Spark's plan", "false")):
+        spark.conf.set(SORTED_KEY, sorted_)
+        cells = []
+        for rows in (small, large):
+            try:
+                r = json.loads(scale.runBitmapIndexAgg(spark._jsparkSession, rows, max(1, rows // SPARK_SCALE_FILE_ROWS), SPARK_SCALE_FULL_GC_MS))
+            except Py4JJavaError as e:
+                if sorted_ == "true":
+                    raise
+                text = str(e)
+                cells.append(f"{rows} rows: " + ("out of heap" if "OutOfMemoryError" in text else f"failed ({text.splitlines()[1][:100]})"))
+                break
+            cells.append(f"{rows} rows: +{r['peak_live_heap_full_gc'] / 2**20:.0f} MiB ({r['full_gcs']} full GCs, {r['seconds']:.1f} s)")
+        print(f"spark scale {plan + ':':<14} " + "   ".join(cells), flush=True)
+    spark.stop()
 
 
 SCALE_HEAP = "4g"

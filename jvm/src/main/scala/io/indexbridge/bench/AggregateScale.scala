@@ -1,10 +1,11 @@
 package io.indexbridge.bench
 
 import com.fasterxml.jackson.databind.ObjectMapper
+import com.fasterxml.jackson.databind.node.ObjectNode
 import com.sun.management.GarbageCollectionNotificationInfo
-import io.indexbridge.spark.functions.dvAgg
+import io.indexbridge.spark.functions.{bitmapIndexAgg, dvAgg}
 import org.apache.spark.scheduler.{SparkListener, SparkListenerJobEnd, SparkListenerJobStart, SparkListenerTaskEnd}
-import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.functions.col
 
 import java.lang.management.{ManagementFactory, MemoryType}
@@ -13,10 +14,11 @@ import javax.management.openmbean.CompositeData
 import javax.management.{Notification, NotificationEmitter, NotificationListener}
 import scala.jdk.CollectionConverters._
 
-/** The scale line of `indexbridge bench dv`: `ib_dv_agg` over `positions` rows spread over
-  * `files` files (`file = id % files`, `pos = id / files`, straight from `spark.range`, nothing
-  * cached), written to the noop sink. Reports seconds, rows/s and two memory figures of the
-  * (local-mode) executor JVM:
+/** The scale lines of `indexbridge bench dv` and `bench fileindex`: a grouped aggregation over
+  * generated rows (`file = id % files`, straight from `spark.range`, nothing cached) written to the
+  * noop sink: `ib_dv_agg` of `pos = id / files`, or `ib_bitmap_index_agg` of the rows
+  * `pos = id / files` (0 until the file's row count) of a value `v` with 100 distinct values. Reports seconds, rows/s and two memory figures of the (local-mode)
+  * executor JVM:
   *
   *  - Spark's `peakExecutionMemory`, the largest over the job's tasks (memory Spark manages:
   *    sorters, shuffle buffers; the object hash aggregate's buffers are not counted there);
@@ -28,11 +30,21 @@ import scala.jdk.CollectionConverters._
   *    collection's figure also counts the garbage already promoted to the old generation, a
   *    full one only what is live (the time then includes the collections).
   */
-object DvAggScale {
-  def run(spark: SparkSession, positions: Long, files: Int): String = run(spark, positions, files, 0)
-
-  def run(spark: SparkSession, positions: Long, files: Int, fullGcEveryMillis: Int): String = {
+object AggregateScale {
+  def runDvAgg(spark: SparkSession, positions: Long, files: Int, fullGcEveryMillis: Int): String = {
     val rows = spark.range(positions).select((col("id") % files).as("file"), (col("id") / files).cast("long").as("pos"))
+    measure(spark, positions, fullGcEveryMillis)(rows.groupBy("file").agg(dvAgg(col("pos")).as("dv")))
+      .put("positions", positions).put("files", files).toString
+  }
+
+  def runBitmapIndexAgg(spark: SparkSession, rowCount: Long, files: Int, fullGcEveryMillis: Int): String = {
+    val rows = spark.range(rowCount).select((col("id") % files).as("file"), (col("id") / files).cast("long").as("pos"),
+      (col("id") * 7919 % 100).cast("int").as("v"))
+    measure(spark, rowCount, fullGcEveryMillis)(rows.groupBy("file").agg(bitmapIndexAgg(col("pos"), col("v")).as("index")))
+      .put("rows", rowCount).put("files", files).toString
+  }
+
+  private def measure(spark: SparkSession, rowCount: Long, fullGcEveryMillis: Int)(aggregated: DataFrame): ObjectNode = {
     val peakTask = new AtomicLong
     val (started, ended) = (new AtomicInteger, new AtomicInteger)
     val listener = new SparkListener {
@@ -50,7 +62,7 @@ object DvAggScale {
     spark.sparkContext.addSparkListener(listener)
     val t0 = System.nanoTime()
     if (fullGcEveryMillis > 0) collector.start()
-    try rows.groupBy("file").agg(dvAgg(col("pos")).as("dv")).write.format("noop").mode("overwrite").save()
+    try aggregated.write.format("noop").mode("overwrite").save()
     finally {
       collector.interrupt()
       collector.join()
@@ -62,10 +74,10 @@ object DvAggScale {
     spark.sparkContext.removeSparkListener(listener)
     val seconds = (heap.closedAt - t0) / 1e9
     new ObjectMapper().createObjectNode()
-      .put("positions", positions).put("files", files).put("seconds", seconds).put("rows_per_s", positions / seconds)
+      .put("seconds", seconds).put("rows_per_s", rowCount / seconds)
       .put("peak_execution_memory", peakTask.get).put("peak_live_heap", math.max(0L, heap.peak - before))
       .put("gcs", heap.collections).put("peak_live_heap_full_gc", math.max(0L, heap.fullPeak - before))
-      .put("full_gcs", heap.fullCollections).toString
+      .put("full_gcs", heap.fullCollections)
   }
 
   private def heapPools: Set[String] =
