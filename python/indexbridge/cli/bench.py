@@ -233,7 +233,7 @@ def bench_spark_scale(positions: int, files: int) -> None:
         r = json.loads(scale.runDvAgg(spark._jsparkSession, positions, files, SCALE_FULL_GC_MS))
         print(f"spark scale memory, {plan + ':':<13} live heap peak +{r['peak_live_heap_full_gc'] / 2**20:.0f} MiB "
               f"(full GC every {SCALE_FULL_GC_MS} ms: {r['full_gcs']}; {r['seconds']:.1f} s with them)", flush=True)
-    spark.conf.unset(DV_PARTIAL_BYTES)
+    spark.conf.unset(DV_PARTIAL_BYTES)  # the session stays: the Scala codec rows run in its JVM
 
 
 ZAP_TIMES = ("analyze_build_s", "build_s", "lookup_s", "iterate_s")
