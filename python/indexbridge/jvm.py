@@ -9,7 +9,8 @@ from __future__ import annotations
 import functools
 import os
 import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from indexbridge.errors import IndexFormatError
@@ -123,14 +124,26 @@ def index_format_error(throwable) -> IndexFormatError | None:
     return None
 
 
-def python_error(error: Exception, classes: Mapping[str, Callable[[str], Exception]] | None = None) -> Exception | None:
-    """The Python exception a wrapper raises for one of :func:`java_errors`, as the Python
-    engines raise it: an IndexFormatException in its cause chain as IndexFormatError, an
-    IllegalArgumentException as ValueError, a class of ``classes`` (name -> exception type) as
-    that type; None for any other error (re-raise it)."""
+def _python_error(error: Exception, classes: Mapping[str, Callable[[str], Exception]]) -> Exception | None:
+    """The Python exception for one of :func:`java_errors` (see :func:`python_errors`), or None."""
     throwable = getattr(error, "java_exception", None) or getattr(error, "_origin", None)
     format_error = index_format_error(throwable)
     if format_error is not None or throwable is None:
         return format_error
-    make = {"java.lang.IllegalArgumentException": ValueError, **(classes or {})}.get(throwable.getClass().getName())
+    make = {"java.lang.IllegalArgumentException": ValueError, **classes}.get(throwable.getClass().getName())
     return None if make is None else make(str(throwable.getMessage()))
+
+
+@contextmanager
+def python_errors(classes: Mapping[str, Callable[[str], Exception]] | None = None) -> Iterator[None]:
+    """Around a call into the JVM from a PySpark wrapper: one of :func:`java_errors` is raised as
+    the Python engines raise it (an IndexFormatException in its cause chain as IndexFormatError,
+    an IllegalArgumentException as ValueError, a class of ``classes``, name -> exception type, as
+    that type); any other error as it is."""
+    try:
+        yield
+    except java_errors() as e:
+        error = _python_error(e, classes or {})
+        if error is None:
+            raise
+        raise error from None

@@ -147,11 +147,15 @@ def bench_jvm(files: int, per_file: int) -> None:
 # aggregate runs out of the default 1g heap reading its sort's spills. Larger runs (`--full`)
 # compare at this size and take their full size to the scale line.
 COMPARE_MAX_POSITIONS = 20_000_000
+# The codec rows hold every file's positions and DVs at once: at --full (10,000 files of 20,000)
+# that is 1.6 GB of longs on the JVM's default 1g heap; they time per-DV work, which more files
+# only repeat.
 CODEC_MAX_FILES = 1000
 
 
 def bench_spark(positions: int, files: int) -> None:
-    bench_spark_compare(min(positions, COMPARE_MAX_POSITIONS), max(1, files * min(positions, COMPARE_MAX_POSITIONS) // positions))
+    compared = min(positions, COMPARE_MAX_POSITIONS)
+    bench_spark_compare(compared, max(1, files * compared // positions))
     bench_spark_scale(positions, files)
 
 
@@ -378,9 +382,6 @@ def run(args) -> int:
     print(f"indexbridge bench dv: {args.positions} positions, {args.files} files")
     if not args.lakehouse_only:
         bench_spark(args.positions, args.files)
-        # the codec rows hold every file's positions and DVs at once: at --full (10,000 files of
-        # 20,000) that is 1.6 GB of longs on the JVM's default 1g heap; they time per-DV work,
-        # which more files only repeat
         bench_jvm(min(args.files, CODEC_MAX_FILES), per_file)
         bench_python(min(args.files, CODEC_MAX_FILES), per_file)
     bench_lakehouse.run(args.files, args.positions, args.rounds)

@@ -49,8 +49,8 @@ from indexbridge.delta import log as delta_log
 from indexbridge.delta.dv import DeletionVectorDescriptor, encode_dv_file, read_frame_of, write_encoded_dv_file
 from indexbridge.iceberg import bridge as iceberg_bridge
 from indexbridge.iceberg.puffin import delete_files, encode_deletion_vector_puffin, read_deletion_vectors
+from indexbridge.jvm import python_errors
 from indexbridge.spark.engine import Engine, check_engine
-from indexbridge.jvm import java_errors, python_error
 from indexbridge.storage import write_atomically
 
 POSITIONS = pa.schema([("file", pa.string()), ("pos", pa.int64())])
@@ -200,19 +200,13 @@ def _per_task(spark: SparkSession, n: int, kernel: Callable, schema: pa.Schema) 
 # -- DataFrame functions -----------------------------------------------------------------------
 
 
-
 def _jvm_call(spark: SparkSession, call: Callable[[Any], Any]) -> DataFrame:
     """``engine="jvm"``: a function of ``io.indexbridge.spark.Lakehouse`` (Scala). What the
     driver's planning throws is raised as the Python engine raises it: an IndexFormatException (a
     damaged Delta log, a Paimon table) as IndexFormatError, an IllegalArgumentException (a version
     the log does not hold) as ValueError."""
-    try:
+    with python_errors():
         return DataFrame(call(spark._jvm.io.indexbridge.spark.Lakehouse), spark)
-    except java_errors() as e:
-        error = python_error(e)
-        if error is None:
-            raise
-        raise error from None
 
 
 def _aggregated(dvs: DataFrame, file_col: str, pos_col: str) -> DataFrame:

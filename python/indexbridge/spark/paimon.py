@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession
 
-from indexbridge.jvm import java_errors, python_error
+from indexbridge.jvm import python_errors
 
 
 def _paimon(spark: SparkSession):
@@ -35,13 +35,8 @@ def _where(where: str | Column | None):
 
 
 def _call(spark: SparkSession, call) -> DataFrame:
-    try:
+    with python_errors():
         return DataFrame(call(_paimon(spark)), spark)
-    except java_errors() as e:
-        error = python_error(e)
-        if error is None:
-            raise
-        raise error from None
 
 
 def read_paimon(
@@ -91,13 +86,8 @@ _CONFLICT_CLASS = "io.indexbridge.paimon.table.CommitConflictException"
 def _write(spark: SparkSession, call) -> dict:
     import json
 
-    try:
+    with python_errors({_CONFLICT_CLASS: PaimonCommitConflict}):
         return json.loads(call(spark._jvm.io.indexbridge.spark.PaimonWrite))
-    except java_errors() as e:
-        error = python_error(e, {_CONFLICT_CLASS: PaimonCommitConflict})
-        if error is None:
-            raise
-        raise error from None
 
 
 def _options(options: dict[str, str] | Sequence[tuple[str, str]] | None) -> tuple[list[str] | None, list[str] | None]:

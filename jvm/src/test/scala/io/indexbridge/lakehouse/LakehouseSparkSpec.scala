@@ -184,7 +184,7 @@ class LakehouseSparkSpec extends AnyFunSuite with BeforeAndAfterAll {
         .select(col("_metadata.file_path"), col("_metadata.row_index"))
       val ours = Lakehouse.readDeltaDvs(spark, table, Some(version)).cache()
       assert(named(ours) == deletedRows(files, live), s"version $version")
-      val dvs = Lakehouse.readDeltaDvs(spark, table, Some(version), asDv = true).select(expr("sum(ib_dv_cardinality(dv))")).head.get(0)
+      val dvs = Lakehouse.readDeltaDvs(spark, table, Some(version), asDv = true).select(expr("sum(ib_dv_cardinality(dv))")).head().get(0)
       assert(Option(dvs).fold(0L)(_.asInstanceOf[Long]) == ours.count())
     }
     assert(named(Lakehouse.readDeltaDvs(spark, table)) == named(Lakehouse.readDeltaDvs(spark, table, Some(2L))))
