@@ -46,4 +46,8 @@ go_bin="$(command -v go || echo /usr/local/go/bin/go)"
 mkdir -p target/zapgo
 (cd integration/zapgo && GOFLAGS=-mod=mod CGO_ENABLED=0 "$go_bin" build -o "$root/target/zapgo/zapgo" .) \
   || echo "bootstrap: could not build integration/zapgo (Go toolchain or module proxy missing); test_zap_go.py will fail" >&2
+# The bleve references (integration/boltgo: bleve v1.0.14 + bbolt v1.3.5, and its bleve2 module),
+# built here so that the test lanes, which run side by side, find them built (their own go build
+# of an unchanged source leaves the binary in place)
 (cd integration/boltgo && GOFLAGS=-mod=mod CGO_ENABLED=0 "$go_bin" build -o "$root/target/boltgo/boltgo" .) || echo "bootstrap: could not build integration/boltgo (bbolt v1.3.5, the reference of tests/test_bleve_bolt.py, which builds it again)" >&2
+(cd integration/boltgo/bleve2 && GOFLAGS=-mod=mod CGO_ENABLED=0 "$go_bin" build -o "$root/target/boltgo/bleve2" .) || echo "bootstrap: could not build integration/boltgo/bleve2 (bleve v2, the reference of tests/test_bleve_index.py, which builds it again)" >&2
