@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from indexbridge.errors import IndexFormatError
+from indexbridge.zap import fst as fst_module
 from indexbridge.zap.fst import Fst, FstBuilder, build_fst
 from indexbridge.zap.segment import Segment
 
@@ -32,6 +33,10 @@ def test_fst_agrees_with_a_sorted_dict(seed: int) -> None:
     assert len(fst) == len(items)
     assert list(fst.items()) == items
     probes = keys[:50] + [bytes(rng.randrange(256) for _ in range(rng.randrange(0, 5))) for _ in range(50)]
+    # near misses, which end or leave a key's path inside the chains that lookups step over at once
+    for k in rng.sample(keys, min(len(keys), 30)):
+        j = rng.randrange(len(k) + 1)
+        probes += [k[:j], k[:j] + bytes((rng.randrange(256),)) + k[j + 1 :], k + bytes((rng.randrange(256),))]
     assert fst.get_many(probes) == [d.get(p) for p in probes]
     assert Fst(build_fst(items)).get_many(sorted(probes)) == [d.get(p) for p in sorted(probes)]  # a fresh node cache
     for probe in probes:
@@ -42,6 +47,20 @@ def test_fst_agrees_with_a_sorted_dict(seed: int) -> None:
         assert list(fst.items(lo, hi)) == items[bisect_left(keys, lo) : bisect_left(keys, hi)]
         assert list(fst.items(lo, None)) == items[bisect_left(keys, lo) :]
         assert list(fst.items(None, hi)) == items[: bisect_left(keys, hi)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lookups_across_node_cache_clears(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader keeps at most NODE_CACHE_SIZE decoded nodes: with room for a few, lookups clear the
+    cache (and the links from the root) over and over, and must still give every value."""
+    monkeypatch.setattr(fst_module, "NODE_CACHE_SIZE", 1 + seed)
+    rng = random.Random(seed)
+    items = _random_items(rng) or [(b"a", 1)]
+    fst = Fst(build_fst(items))
+    order = items * 2
+    rng.shuffle(order)
+    assert [fst.get(k) for k, _ in order] == [v for _, v in order]
+    assert len(fst._cache) <= 1 + seed
 
 
 def test_empty_fst_is_35_bytes() -> None:

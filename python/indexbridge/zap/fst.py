@@ -223,14 +223,18 @@ class FstBuilder:
 
 class _ReadNode(dict):
     """A decoded node: final flag, final output, transitions ``(input, output, target)`` ascending
-    by input, and itself a table ``{input: [output, target, target node or None]}`` for lookups,
-    whose entries link to the target node once a walk has decoded it: one dict probe per key byte
-    is most of a lookup."""
+    by input, and itself a table for lookups, ``{input: [output, target, end node, rest]}``. A
+    transition's entry is linked on the first walk over it (:meth:`Fst._link`): ``end node`` is
+    its target, or past it the end of the chain of non-final one-transition nodes that follows,
+    whose inputs are ``rest`` and whose outputs are added to ``output``. Until then ``end node``
+    is None and ``rest`` empty. A lookup is then one dict probe per branching node and one bytes
+    comparison per chain (a term's unique tail is such a chain: 7.1 key bytes took 4.3 steps on
+    average in ``bench zap``'s dictionaries)."""
 
     __slots__ = ("final", "final_output", "trans")
 
     def __init__(self, final: bool, final_output: int, trans: list[tuple[int, int, int]]) -> None:
-        super().__init__((i, [o, t, None]) for i, o, t in trans)
+        super().__init__((i, [o, t, None, b""]) for i, o, t in trans)
         self.final, self.final_output, self.trans = final, final_output, trans
 
 
@@ -268,6 +272,7 @@ class Fst:
         self.root = reader.u64_le("vellum root address")
         self._nodes_end = size - FOOTER_SIZE
         self._cache: dict[int, _ReadNode] = {}
+        self._root_node: _ReadNode | None = None  # lookups start here (decoded on the first)
         self._transitions: _Transitions | None = None
         if self.root != EMPTY_ADDR and not HEADER_SIZE <= self.root < self._nodes_end:
             raise self._error(size - 8, f"a root address in [{HEADER_SIZE}, {self._nodes_end}), found {self.root}")
@@ -280,7 +285,8 @@ class Fst:
         node = self._cache.get(addr)
         if node is None:
             if len(self._cache) >= NODE_CACHE_SIZE:
-                self._cache.clear()  # also drops the links between the nodes decoded so far
+                self._cache.clear()  # and the root they hang from, so that the linked nodes go too
+                self._root_node = None
             node = self._cache[addr] = _ReadNode(*self._decode_node(addr))
         return node
 
@@ -354,16 +360,48 @@ class Fst:
 
     def get(self, key: bytes) -> int | None:
         """The value of ``key``, or None if absent."""
-        node, total = self._node(self.root), 0
-        for b in key:
-            step = node.get(b)
+        node = self._root_node
+        if node is None:
+            node = self._root_node = self._node(self.root)
+        total = i = 0
+        n = len(key)
+        while i < n:
+            step = node.get(key[i])
             if step is None:
                 return None
-            total += step[0]
-            node = step[2]
+            output, _, node, rest = step
             if node is None:
-                node = step[2] = self._node(step[1])
+                node = self._link(step)
+                output, _, _, rest = step
+            i += 1
+            if rest:  # a chain: the key must go on with its inputs (the nodes inside are not final)
+                j = i + len(rest)
+                if key[i:j] != rest:
+                    return None
+                i = j
+            total += output
         return total + node.final_output if node.final else None
+
+    def _link(self, step: list) -> _ReadNode:
+        """Link a lookup entry of a :class:`_ReadNode` to its target, or past it to the end of
+        the chain of non-final one-transition nodes that follows (their inputs become the
+        entry's ``rest``, their outputs are added to its output); return that end node. A node
+        that does not decode ends the chain before it, so that a lookup raises its error only
+        when the key reaches it, as :meth:`get_many` does."""
+        node = self._node(step[1])
+        rest = bytearray()
+        output = step[0]
+        while not node.final and len(node.trans) == 1:
+            inp, out, target = node.trans[0]
+            try:
+                following = self._node(target)
+            except IndexFormatError:
+                break
+            rest.append(inp)
+            output += out
+            node = following
+        step[0], step[2], step[3] = output, node, bytes(rest)
+        return node
 
     def get_many(self, keys: Sequence[bytes]) -> list[int | None]:
         """The value of each of ``keys`` (None if absent), as :meth:`get` gives it: the keys walk
