@@ -36,12 +36,12 @@ def test_bench_dv_smoke() -> None:
     done = subprocess.run([CLI, "bench", "dv", "--files", "20", "--positions", "40000", "--rounds", "1"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout.splitlines()
-    starts = ("spark: ib_dv_agg", "spark scale: ib_dv_agg", "spark scale memory,", "scala: ", "python CPU: ", "lakehouse: Paimon DVs")
+    starts = ("spark: ib_dv_agg", "spark scale: ib_dv_agg", "spark scale memory,", "scala: ", "python CPU: ", "python floor: ", "lakehouse: Paimon DVs")
     counts = {start: sum(line.startswith(start) for line in out) for start in starts}
     assert counts == {"spark: ib_dv_agg": 2, "spark scale: ib_dv_agg": 1, "spark scale memory,": 2, "scala: ": 6, "python CPU: ": 3,
-                      "lakehouse: Paimon DVs": 2}, "\n".join(out)  # fmt: skip
-    rows = [line for line in out if line.startswith(("spark: ", "scala: ", "python CPU: ")) and " vs " in line]
-    assert len(rows) == 11
+                      "python floor: ": 1, "lakehouse: Paimon DVs": 2}, "\n".join(out)  # fmt: skip
+    rows = [line for line in out if line.startswith(("spark: ", "scala: ", "python CPU: ", "python floor: ")) and " vs " in line]
+    assert len(rows) == 12
     assert all(re.search(r"ratio +\d+\.\d\d +(goal .*: (met|NOT MET)|informational)$", line) for line in rows), "\n".join(rows)
 
 

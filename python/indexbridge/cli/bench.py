@@ -9,7 +9,8 @@
   and with Spark's own plan (`--full`: 200M positions / 10k files).
 * Scala codec against raw RoaringBitmap and against Paimon's own `BitmapDeletionVector`
   (inside the JVM, through `io.indexbridge.bench.DvBench`).
-* Python codec against raw pyroaring.
+* Python codec against raw pyroaring, and the floor of deserializing in Python (a frame's CRC
+  compared, its bitmap to pyroaring and into a DeletionVector, nothing else checked; informational).
 * Lakehouse: Paimon DVs moved to Iceberg Puffin files and Delta DV files against merely reading
   them (`indexbridge.cli.bench_lakehouse`; `--full` for issue 18's 10k files / 200M positions,
   `--lakehouse-only` for these lines alone).
@@ -21,7 +22,9 @@ built with the local Go toolchain) on one generated raw-document corpus
 every field; iterating every postings list with freqs, norms and locations. Python also times
 the columnar forms of the last two, each field's terms in one batch (``Fst.get_many``,
 ``Dictionary.postings_columns``: hits and locations as numpy arrays) against the same Go times
-(Go looks terms up and iterates postings one term at a time). Scala runs in the
+(Go looks terms up and iterates postings one term at a time), and the floor of a per-hit
+iteration in Python: the lookups and the hits' tuples made from values decoded beforehand, no
+bytes read (informational: where it is above the iteration's goal, no decoder meets it). Scala runs in the
 JVM (`io.indexbridge.bench.ZapBench`, all its rounds in one call after its JIT warm-up), Python
 in this process, Go in its own: one Go process (of 2 timed rounds) per Python round, alternating.
 """
@@ -100,6 +103,7 @@ def file_positions(files: int, per_file: int, seed: int = 7) -> list[np.ndarray]
 def bench_python(files: int, per_file: int) -> None:
     from pyroaring import BitMap
 
+    from indexbridge.bytes import crc32
     from indexbridge.paimon.dv import DeletionVector
     from indexbridge.roaring import uint32_array
 
@@ -121,10 +125,27 @@ def bench_python(files: int, per_file: int) -> None:
     raw_bytes, our_bytes = raw_serialize(), ours_serialize()
     ours, raw = best_times([ours_serialize, raw_serialize], 5, time.process_time)
     _line("python CPU: build+serialize DeletionVector", ours, "raw pyroaring", raw, "<= 1.25")
-    crc, no_crc, raw = best_times(
+    def floor() -> list[DeletionVector]:
+        """The floor of deserializing with the CRC checked: each frame's CRC compared, its bitmap
+        (a view past size and magic) handed to pyroaring and wrapped as a DeletionVector,
+        nothing else checked."""
+        out = []
+        for b in our_bytes:
+            view = memoryview(b)
+            if crc32(view[4:-4]) != int.from_bytes(view[-4:], "big"):
+                raise AssertionError("a DV's CRC")
+            dv = DeletionVector.__new__(DeletionVector)
+            dv.bitmap64, dv._bitmaps = False, {0: BitMap.deserialize(view[8:-4])}
+            out.append(dv)
+        return out
+
+    if floor() != [DeletionVector.deserialize(b) for b in our_bytes]:
+        raise AssertionError("the deserialize floor read other DVs")
+    crc, no_crc, least, raw = best_times(
         [
             lambda: [DeletionVector.deserialize(b) for b in our_bytes],
             lambda: [DeletionVector.deserialize(b, verify_crc=False) for b in our_bytes],
+            floor,
             lambda: [BitMap.deserialize(b) for b in raw_bytes],
         ],
         15,
@@ -132,6 +153,7 @@ def bench_python(files: int, per_file: int) -> None:
     )
     _line("python CPU: deserialize DV, CRC checked", crc, "raw pyroaring", raw, "<= 1.25")
     _line("python CPU: deserialize DV, no CRC", no_crc, "raw pyroaring", raw, "<= 1.25")
+    _line("python floor: DV from frame, CRC only", least, "raw pyroaring", raw, None)
 
 
 def bench_jvm(files: int, per_file: int) -> None:
@@ -241,13 +263,17 @@ def bench_spark_scale(positions: int, files: int) -> None:
 
 
 ZAP_TIMES = ("analyze_build_s", "build_s", "lookup_s", "iterate_s")
-ZAP_PYTHON_COLUMNAR_TIMES = ("lookup_batch_s", "iterate_columns_s")  # Fst.get_many, Dictionary.postings_columns
+# Fst.get_many, Dictionary.postings_columns, and the floor of the per-hit iteration
+ZAP_PYTHON_EXTRA_TIMES = ("lookup_batch_s", "iterate_columns_s", "iterate_floor_s")
 
 
 def _zap_python(corpus) -> tuple[dict[str, int], Callable[[], dict[str, float]]]:
     """Python's side of `bench zap`, set up once: (its document, term and postings counts, a
     function timing each workload once)."""
     from indexbridge.zap import Segment, build_segment
+    from indexbridge.zap.postings import Location, Posting
+
+    new = tuple.__new__  # a NamedTuple from its fields, as the postings decoder makes them
 
     docs = corpus.documents()
     seg = Segment(build_segment(docs))
@@ -261,6 +287,22 @@ def _zap_python(corpus) -> tuple[dict[str, int], Callable[[], dict[str, float]]]
     def iterate() -> int:
         return sum(1 + len(hit.locations or ()) for dictionary, term in terms for hit in dictionary.postings(term))
 
+    # The floor of a per-hit iteration in Python: each term's lookup and its Posting and Location
+    # tuples made from values decoded beforehand, nothing read from the segment's bytes
+    decoded = [[(h.doc, h.freq, h.norm_bits, h.locations and tuple(map(tuple, h.locations))) for h in d.postings(t)] for d, t in terms]
+
+    def iterate_floor() -> int:
+        def hits(values):
+            for doc, freq, bits, locations in values:
+                yield new(Posting, (doc, freq, bits, locations and tuple(new(Location, loc) for loc in locations)))
+
+        total = 0
+        for (dictionary, term), values in zip(terms, decoded):
+            if dictionary.fst.get(term) is None:
+                raise AssertionError(term)
+            total += sum(1 + len(hit.locations or ()) for hit in hits(values))
+        return total
+
     # the columnar counterparts: each field's terms in one batch
     batches = [(seg.dictionary(name), list(seg.dictionary(name).terms())) for name in seg.field_names]
 
@@ -273,10 +315,13 @@ def _zap_python(corpus) -> tuple[dict[str, int], Callable[[], dict[str, float]]]
         return sum(len(c.docs) + len(c.field_ids) for c in (d.postings_columns(field_terms) for d, field_terms in batches))
 
     def one_round() -> dict[str, float]:
-        workloads = (lambda: build_segment(corpus.documents()), lambda: build_segment(docs), lookup, iterate, lookup_batch, iterate_columns)
-        return {key: best_time(fn, 1) for key, fn in zip(ZAP_TIMES + ZAP_PYTHON_COLUMNAR_TIMES, workloads)}
+        workloads = (lambda: build_segment(corpus.documents()), lambda: build_segment(docs), lookup, iterate, lookup_batch, iterate_columns, iterate_floor)
+        return {key: best_time(fn, 1) for key, fn in zip(ZAP_TIMES + ZAP_PYTHON_EXTRA_TIMES, workloads)}
 
-    return {"docs": len(docs), "terms": len(terms), "postings": iterate(), "postings_columns": iterate_columns()}, one_round
+    counts = {"docs": len(docs), "terms": len(terms), "postings": iterate(), "postings_columns": iterate_columns()}
+    if iterate_floor() != counts["postings"]:
+        raise AssertionError("the iteration floor made other hits than the iteration")
+    return counts, one_round
 
 
 # The JVM's heap for `bench zap` (spark-submit reads SPARK_DRIVER_MEMORY when it starts the
@@ -311,7 +356,7 @@ def bench_zap(docs: int, rounds: int) -> None:
         for _ in progress(range(rounds), "go and python rounds", unit="round"):
             go_rounds.append(json.loads(subprocess.run([str(binary), "bench", str(path), "2"], check=True, capture_output=True, text=True).stdout))
             python_rounds.append(python_round())
-    go, python = go_rounds[0] | _best_rounds(go_rounds), python | _best_rounds(python_rounds, ZAP_TIMES + ZAP_PYTHON_COLUMNAR_TIMES)
+    go, python = go_rounds[0] | _best_rounds(go_rounds), python | _best_rounds(python_rounds, ZAP_TIMES + ZAP_PYTHON_EXTRA_TIMES)
     for name, r in (("scala", scala), ("python", python), ("python columns", {**python, "postings": python["postings_columns"]})):
         if (r["terms"], r["postings"]) != (go["terms"], go["postings"]):
             raise AssertionError(f"{name} saw {r['terms']} terms / {r['postings']} postings, Go {go['terms']} / {go['postings']}")
@@ -327,6 +372,7 @@ def bench_zap(docs: int, rounds: int) -> None:
         _line(f"{name}: analysis + segment build", r["analyze_build_s"], "go bleve + zap", go["analyze_build_s"], build_target)
         _line(f"{name}: term lookup (every term)", r["lookup_s"], "go zap", go["lookup_s"], other)
         _line(f"{name}: postings iteration (with locations)", r["iterate_s"], "go zap", go["iterate_s"], other)
+    _line("python floor: lookups + tuples, no decoding", python["iterate_floor_s"], "go zap postings iteration", go["iterate_s"], None)
     _line("python: term lookup, batch (get_many)", python["lookup_batch_s"], "go zap", go["lookup_s"], "<= 3.00")
     _line("python: postings, columnar (numpy arrays)", python["iterate_columns_s"], "go zap", go["iterate_s"], "<= 3.00")
 
