@@ -125,6 +125,7 @@ def bench_python(files: int, per_file: int) -> None:
     raw_bytes, our_bytes = raw_serialize(), ours_serialize()
     ours, raw = best_times([ours_serialize, raw_serialize], 5, time.process_time)
     _line("python CPU: build+serialize DeletionVector", ours, "raw pyroaring", raw, "<= 1.25")
+
     def floor() -> list[DeletionVector]:
         """The floor of deserializing with the CRC checked: each frame's CRC compared, its bitmap
         (a view past size and magic) handed to pyroaring and wrapped as a DeletionVector,
