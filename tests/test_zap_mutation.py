@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from indexbridge.errors import IndexFormatError
+from indexbridge.zap.postings import PostingsList
 from indexbridge.zap.segment import FOOTER_SIZE, Segment
 
 TERMS_PER_FIELD = 100
@@ -128,3 +129,29 @@ def test_wrong_version_is_rejected(vectors_dir: Path) -> None:
     struct.pack_into(">I", data, len(data) - 8, 12)
     with pytest.raises(IndexFormatError, match="version 11"):
         Segment(bytes(data), verify_crc=False)
+
+
+def _read_outcome(read, data: bytes, value: int, segment: Segment) -> tuple:
+    """What a postings read gives: its docs and record, or the error it raises."""
+    try:
+        found = read(memoryview(data), "<mutant>", value, len(data) - FOOTER_SIZE, segment.chunk_factor, segment.num_docs)
+    except IndexFormatError as e:
+        return ("error", str(e))
+    return ("read", found.docs.tolist(), found.record_info)
+
+
+def test_postings_records_read_as_checked(vectors_dir: Path, zap_segment_name: str) -> None:
+    """PostingsList.read's short path for small records agrees with the field-by-field read
+    (_read_checked) on every record of the vector and on mutants of each record's head and
+    bitmap: the same docs and offsets, or the same error."""
+    data = (vectors_dir / "zap" / f"{zap_segment_name}.zap").read_bytes()
+    segment = Segment(data, verify_crc=False)
+    values = [v for info in segment.fields for _, v in segment.dictionary(info.id).items() if v >> 62 == 0]
+    rng = random.Random(zap_segment_name)
+    for value in rng.sample(values, min(len(values), 60)):
+        assert _read_outcome(PostingsList.read, data, value, segment) == _read_outcome(PostingsList._read_checked, data, value, segment)
+        for _ in range(20):
+            at = value + rng.randrange(min(40, len(data) - FOOTER_SIZE - value))
+            mutant = data[:at] + bytes((rng.choice((data[at] ^ 1 << rng.randrange(8), rng.randrange(256))),)) + data[at + 1 :]
+            fast, checked = _read_outcome(PostingsList.read, mutant, value, segment), _read_outcome(PostingsList._read_checked, mutant, value, segment)
+            assert fast == checked, (value, at)

@@ -213,6 +213,19 @@ class _UvarintValues(dict):
 
 
 _uvarint_value = _UvarintValues().__getitem__
+# A postings record's head when every uvarint has at most 4 bytes (offsets and lengths below 2^28),
+# and the header of a roaring bitmap of one array container: cookie, 1 container, key,
+# cardinality - 1, its offset (16)
+_RECORD_HEAD = re.compile(rb"([\x80-\xff]{0,3}[\x00-\x7f])" * 3, re.DOTALL)
+_ONE_ARRAY = struct.Struct("<IIHHI")
+_U16_LE = struct.Struct("<H")
+
+
+def _uvarint28(raw: bytes) -> int:
+    """The value of a uvarint of at most 4 bytes: its little-endian integer without the
+    continuation bits (bits 7, 15 and 23)."""
+    v = int.from_bytes(raw, "little")
+    return v & 0x7F | v >> 1 & 0x3F80 | v >> 2 & 0x1FC000 | v >> 3 & 0xFE00000
 # Builds a NamedTuple from its fields without the Python-level __new__ namedtuple generates
 # (a third of the time of a Location made per occurrence).
 _new = tuple.__new__
@@ -271,7 +284,31 @@ class PostingsList:
 
     @classmethod
     def read(cls, data: memoryview, source: str, offset: int, file_end: int, chunk_factor: int, num_docs: int) -> PostingsList:
-        """The postings record at ``offset`` (hits are decoded on first use); docNums must be < ``num_docs``."""
+        """The postings record at ``offset`` (hits are decoded on first use); docNums must be < ``num_docs``.
+
+        Most records are small: three uvarints of up to 4 bytes and a roaring bitmap of one
+        array container. Those are read here in a few steps (every field that
+        :meth:`_read_checked` checks, checked); any other record is read by that method, which
+        names what is wrong."""
+        head = _RECORD_HEAD.match(data, offset, file_end)
+        if head is not None:
+            freq_offset, loc_offset, roaring_len = map(_uvarint28, head.groups())
+            roaring_at = head.end()
+            if 18 <= roaring_len <= file_end - roaring_at and freq_offset < file_end and loc_offset < file_end:
+                cookie, n, key, last, first = _ONE_ARRAY.unpack_from(data, roaring_at)
+                if cookie == SERIAL_COOKIE_NO_RUNCONTAINER and n == 1 and first == 16 and roaring_len == 18 + 2 * last:
+                    if last == 0:
+                        docs = np.array((key << 16 | _U16_LE.unpack_from(data, roaring_at + 16)[0],), dtype=np.uint32)
+                    else:
+                        lows = np.frombuffer(data, "<u2", last + 1, roaring_at + 16)
+                        docs = lows.astype(np.uint32) | np.uint32(key << 16) if last < ARRAY_MAX_CARDINALITY and (lows[1:] > lows[:-1]).all() else None
+                    if docs is not None and docs[-1] < num_docs:
+                        return cls(docs, None, (data, source, freq_offset, loc_offset, file_end, chunk_factor, roaring_at, roaring_len, offset))
+        return cls._read_checked(data, source, offset, file_end, chunk_factor, num_docs)
+
+    @classmethod
+    def _read_checked(cls, data: memoryview, source: str, offset: int, file_end: int, chunk_factor: int, num_docs: int) -> PostingsList:
+        """:meth:`read` of any record, field by field: a fault raises naming its offset."""
         reader = ByteReader(data, source, offset, file_end)
         freq_offset = reader.uvarint("freq/norm block offset")
         loc_offset = reader.uvarint("location block offset")
