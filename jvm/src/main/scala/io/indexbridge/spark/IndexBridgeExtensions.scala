@@ -1,15 +1,15 @@
 package io.indexbridge.spark
 
 import org.apache.spark.sql.SparkSessionExtensions
-import org.apache.spark.sql.indexbridge.{BoundedDvAggregation, BucketKeyHash, DvAgg, DvCardinality, DvContains, DvPositions, FileIndexAgg,
-  IndexBridgeAggregationStrategy, RowSetContains, SortedFileIndexAggregation, SparkFileIndexTypes}
+import org.apache.spark.sql.indexbridge.{BucketKeyHash, DvAgg, DvCardinality, DvContains, DvPositions, FileIndexAgg,
+  IndexBridgeAggregationStrategy, RowSetContains, SparkFileIndexTypes}
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Literal}
 import org.apache.spark.sql.types.BooleanType
 
 /** Registers the `ib_` SQL functions and the planner strategy ([[IndexBridgeAggregationStrategy]])
-  * that bounds the memory of `ib_dv_agg` ([[BoundedDvAggregation]]) and of the file-index
-  * aggregates ([[SortedFileIndexAggregation]]): set `spark.sql.extensions=io.indexbridge.spark.IndexBridgeExtensions`
+  * that bounds the memory of `ib_dv_agg` ([[org.apache.spark.sql.indexbridge.BoundedDvAggregation]]) and of the file-index
+  * aggregates ([[org.apache.spark.sql.indexbridge.SortedFileIndexAggregation]]): set `spark.sql.extensions=io.indexbridge.spark.IndexBridgeExtensions`
   * (Python's `indexbridge.spark.configure` does it). */
 class IndexBridgeExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {

@@ -126,10 +126,10 @@ object ZapSegments {
   def mergeTasks(segments: DataFrame, deletes: DataFrame, groupSize: Int): DataFrame = {
     require(groupSize > 0, s"groupSize must be positive, got $groupSize")
     val spark = segments.sparkSession
-    val paths = segments.select(col("path")).distinct().collect().map(_.getString(0)).sorted // one small row per segment
+    val paths = segments.select(col("path")).distinct().collect().map(_.getString(0)).sorted.toIndexedSeq // one small row per segment
     val members = spark.createDataFrame(
       spark.sparkContext.parallelize(
-        paths.toIndexedSeq.zipWithIndex.map { case (p, i) => Row(i / groupSize, i % groupSize, p) }, 1),
+        paths.zipWithIndex.map { case (p, i) => Row(i / groupSize, i % groupSize, p) }, 1),
       schema("group" -> IntegerType, "position" -> IntegerType, "path" -> StringType))
     val withDvs =
       if (deletes == null) members.withColumn("dv", org.apache.spark.sql.functions.lit(null).cast(BinaryType))
