@@ -15,9 +15,7 @@ the same files and rewrites ours to the same bytes.
 from __future__ import annotations
 
 import json
-import os
 import random
-import shutil
 import struct
 import subprocess
 import tracemalloc
@@ -33,9 +31,9 @@ from indexbridge.bleve.bolt import (
     write_bolt,
     write_bolt_file,
 )
+from indexbridge.bleve.corpus import reference_binary
 from indexbridge.errors import IndexFormatError
 
-REPO = Path(__file__).resolve().parents[1]
 SEEDS = 24
 MULTI_TX_SEEDS = 10
 CANONICAL_ATTEMPTS = 400
@@ -44,12 +42,7 @@ CANONICAL_ATTEMPTS = 400
 @pytest.fixture(scope="module")
 def boltgo() -> Path:
     """integration/boltgo built into target/boltgo/ (Go's build cache makes a rebuild quick)."""
-    go = shutil.which("go") or "/usr/local/go/bin/go"
-    binary = REPO / "target" / "boltgo" / "boltgo"
-    binary.parent.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, GOFLAGS="-mod=mod", CGO_ENABLED="0")
-    subprocess.run([go, "build", "-o", str(binary), "."], cwd=REPO / "integration" / "boltgo", env=env, check=True)
-    return binary
+    return reference_binary("boltgo")
 
 
 def run_go(boltgo: Path, *args: object):

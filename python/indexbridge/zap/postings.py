@@ -226,6 +226,8 @@ def _uvarint28(raw: bytes) -> int:
     continuation bits (bits 7, 15 and 23)."""
     v = int.from_bytes(raw, "little")
     return v & 0x7F | v >> 1 & 0x3F80 | v >> 2 & 0x1FC000 | v >> 3 & 0xFE00000
+
+
 # Builds a NamedTuple from its fields without the Python-level __new__ namedtuple generates
 # (a third of the time of a Location made per occurrence).
 _new = tuple.__new__
