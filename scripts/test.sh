@@ -10,40 +10,34 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 bash scripts/bootstrap.sh
 mkdir -p target
+lanes=() pids=()
+lane() { # NAME COMMAND...: run COMMAND in the background, its output in target/NAME.log
+  local name=$1
+  shift
+  "$@" >"target/$name.log" 2>&1 &
+  lanes+=("$name") pids+=($!)
+}
+lane sbt-test bin/sbt test
 if [ "$#" -gt 0 ]; then
-  lanes=(pytest)
-  pytest_args=("$@")
+  lane pytest .venv/bin/python -m pytest -q --durations=15 "$@"
 else
-  lanes=(pytest-tests pytest-integration)
+  lane pytest-tests .venv/bin/python -m pytest -q --durations=15 tests
+  lane pytest-integration .venv/bin/python -m pytest -q --durations=15 integration
 fi
-echo "running the Scala tests (target/sbt-test.log) and ${lanes[*]} (target/<lane>.log) side by side..."
-bin/sbt test >target/sbt-test.log 2>&1 &
-pids=($!)
-for lane in "${lanes[@]}"; do
-  case "$lane" in
-    pytest) args=("${pytest_args[@]}") ;;
-    pytest-tests) args=(tests) ;;
-    pytest-integration) args=(integration) ;;
-  esac
-  .venv/bin/python -m pytest -q --durations=15 "${args[@]}" >"target/$lane.log" 2>&1 &
-  pids+=($!)
-done
+echo "running ${lanes[*]} side by side (logs in target/<lane>.log)..."
 trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
-set +e
+failed=0
 statuses=()
 for pid in "${pids[@]}"; do
-  wait "$pid"
-  statuses+=($?)
+  status=0
+  wait "$pid" || status=$?
+  statuses+=("$status")
+  [ "$status" -eq 0 ] || failed=1
 done
-set -e
 trap - EXIT
-cat target/sbt-test.log
-echo "sbt test: exit ${statuses[0]}"
-failed=$((statuses[0] != 0))
 for i in "${!lanes[@]}"; do
-  echo
+  [ "$i" -eq 0 ] || echo
   cat "target/${lanes[$i]}.log"
-  echo "${lanes[$i]}: exit ${statuses[$((i + 1))]}"
-  failed=$((failed || statuses[$((i + 1))] != 0))
+  echo "${lanes[$i]}: exit ${statuses[$i]}"
 done
 [ "$failed" -eq 0 ]
