@@ -1,8 +1,11 @@
-"""Snappy: round trips, Go's encoder bytes on every snappy block of the zap vectors, bad blocks."""
+"""Snappy: round trips, Go's encoder bytes (golang/snappy v0.0.1 through integration/zapgo) on
+generated inputs and on every snappy block of the zap vectors, bad blocks."""
 
 from __future__ import annotations
 
 import random
+import struct
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -10,6 +13,7 @@ import pytest
 from indexbridge.bytes import ByteReader
 from indexbridge.errors import IndexFormatError
 from indexbridge.zap import snappy, stored
+from indexbridge.zap.corpus import zapgo
 from indexbridge.zap.segment import Segment
 
 
@@ -31,6 +35,36 @@ def _inputs(rng: random.Random) -> list[bytes]:
 def test_round_trip() -> None:
     for data in _inputs(random.Random(3)):
         assert snappy.decode(snappy.encode(data)) == data
+
+
+def _go_encode(inputs: list[bytes], tmp_path: Path) -> list[bytes]:
+    """Go's ``snappy.Encode`` of each input (``zapgo snappy``: records of u32 LE length + bytes)."""
+    records, encoded = tmp_path / "in", tmp_path / "out"
+    records.write_bytes(b"".join(struct.pack("<I", len(data)) + data for data in inputs))
+    subprocess.run([str(zapgo()), "snappy", str(records), str(encoded)], check=True, capture_output=True)
+    out, data, pos = [], encoded.read_bytes(), 0
+    while pos < len(data):
+        (n,) = struct.unpack_from("<I", data, pos)
+        out.append(data[pos + 4 : pos + 4 + n])
+        pos += 4 + n
+    return out
+
+
+def test_go_encoder_bytes_on_generated_inputs(tmp_path: Path) -> None:
+    """Sizes around the literal-only limit (17) and the 64 KiB block, random, few-letter,
+    word-like and self-repeating data (long and far copies)."""
+    rng = random.Random(11)
+    inputs = _inputs(rng) + [b"x" * n for n in (15, 16, 17, 18, 70)]
+    for n in (65535, 65536, 65537, 2 * 65536 + 16, 2 * 65536 + 17):
+        inputs += [rng.randbytes(n), bytes(rng.choice(b"ab ") for _ in range(n))]
+    for _ in range(300):
+        part = rng.randbytes(rng.randrange(1, 5000))
+        inputs.append((part + rng.randbytes(rng.randrange(50))) * rng.randrange(1, 4))
+    go = _go_encode(inputs, tmp_path)
+    assert len(go) == len(inputs)
+    for data, block in zip(inputs, go):
+        assert snappy.encode(data) == block, len(data)
+        assert snappy.encode(memoryview(bytearray(data))) == block
 
 
 def test_emit_copy_lengths_and_offsets() -> None:

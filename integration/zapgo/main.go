@@ -10,6 +10,8 @@
 //	zapgo dump SEG.zap                 every field, term, posting, location and stored field, as text
 //	zapgo merge OUT.zap DROPS.json SEG...   merge with deletions; prints the new doc numbers (JSON)
 //	zapgo bench CORPUS.json ROUNDS     build / term lookup / postings iteration timings (JSON)
+//	zapgo snappy IN OUT                snappy.Encode (golang/snappy v0.0.1, zap's) of each input:
+//	                                   IN and OUT are records of u32 LE length + bytes
 //
 // CORPUS.json: {"mappings": [{"name","type","analyzer","index","store","term_vectors",
 // "doc_values","include_in_all"}], "all_field": bool, "docs": [{"id", "fields": [[name, value]]}]}.
@@ -18,6 +20,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -45,6 +48,7 @@ import (
 	"github.com/blevesearch/bleve/mapping"
 	"github.com/blevesearch/bleve/registry"
 	zap "github.com/blevesearch/zap/v11"
+	"github.com/golang/snappy"
 )
 
 func check(err error) {
@@ -71,9 +75,27 @@ func main() {
 		var rounds int
 		fmt.Sscan(os.Args[3], &rounds)
 		bench(readCorpus(os.Args[2]), rounds)
+	case "snappy":
+		encodeRecords(os.Args[2], os.Args[3])
 	default:
 		check(fmt.Errorf("unknown mode %q", os.Args[1]))
 	}
+}
+
+// encodeRecords writes snappy.Encode of each record of IN to OUT, records being u32 LE length +
+// bytes: the encoder whose bytes zap's stored fields and docvalues hold.
+func encodeRecords(in, out string) {
+	data, err := os.ReadFile(in)
+	check(err)
+	var encoded []byte
+	for len(data) > 0 {
+		n := binary.LittleEndian.Uint32(data)
+		block := snappy.Encode(nil, data[4:4+n])
+		encoded = binary.LittleEndian.AppendUint32(encoded, uint32(len(block)))
+		encoded = append(encoded, block...)
+		data = data[4+n:]
+	}
+	check(os.WriteFile(out, encoded, 0o644))
 }
 
 // tables writes the analysis tables indexbridge's analyzers read: Go's unicode.ToLower and
