@@ -29,6 +29,7 @@ from __future__ import annotations
 import array
 import operator
 import struct
+import sys
 from collections.abc import Sequence
 from functools import lru_cache
 from itertools import accumulate
@@ -49,6 +50,8 @@ BITMAP_CONTAINER_BYTES = 8192
 _U16_LE = struct.Struct("<H")
 _U32_LE = struct.Struct("<I")
 _U32X2_LE = struct.Struct("<II")
+# a bitmap of one array container: cookie, 1 container, its key, cardinality - 1, its offset
+_ONE_ARRAY_HEADER = struct.Struct("<IIHHI")
 B = TypeVar("B", bound=AbstractBitMap)
 
 
@@ -110,7 +113,11 @@ def serialize_go(values: Sequence[int] | np.ndarray) -> bytes:
     """
     n = len(values)
     if 0 < n <= ARRAY_MAX_CARDINALITY and values[0] >> 16 == values[-1] >> 16:  # one array container
-        return struct.pack(f"<IIHHI{n}H", SERIAL_COOKIE_NO_RUNCONTAINER, 1, values[0] >> 16, n - 1, 16, *(v & 0xFFFF for v in values))
+        key = values[0] >> 16
+        lows = array.array("H", values if key == 0 else [v & 0xFFFF for v in values])
+        if sys.byteorder == "big":
+            lows.byteswap()
+        return _ONE_ARRAY_HEADER.pack(SERIAL_COOKIE_NO_RUNCONTAINER, 1, key, n - 1, 16) + lows.tobytes()
     values = np.asarray(values, dtype=np.uint32)
     keys, starts, counts = np.unique(values >> 16, return_index=True, return_counts=True)
     n = len(keys)

@@ -90,16 +90,19 @@ def build_segment(documents: Sequence[Document], chunk_factor: int = DEFAULT_CHU
 
 
 def _build(documents: Sequence[Document], chunk_factor: int) -> bytes:
-    names = {ID_FIELD_NAME}
+    names, uninverted = {ID_FIELD_NAME}, set()
     for doc in documents:
         names.update(f.name for f in doc.composite_fields)
         names.update(f.name for f in doc.fields)
+        uninverted.update(f.name for f in doc.fields if f.doc_values)
     field_names = field_order(names)
     ids = {name: i for i, name in enumerate(field_names)}
     num_fields = len(field_names)
     # field -> term -> its hits as parallel lists: docNums, freq/norm entries, location entries (encoded)
     postings: list[dict[bytes, tuple[list[int], list[bytes], list[bytes]]]] = [{} for _ in field_names]
-    has_docvalues = [False] * num_fields
+    # a field with docvalues (any document's instance asks for them) -> (docNum, the document's
+    # terms of the field, ascending, each followed by 0xff) of each document with terms in it
+    doc_values: list[list[tuple[int, bytes]] | None] = [[] if name in uninverted else None for name in field_names]
 
     out = bytearray()
     stored_offsets = []
@@ -120,6 +123,8 @@ def _build(documents: Sequence[Document], chunk_factor: int) -> bytes:
                 for loc in token.locations or ():
                     put_location(entry[1], ids[loc.field] if loc.field else fid, loc.pos, loc.start, loc.end, loc.array_positions)
         for fid, ((length,), merged) in per_field.items():
+            if merged and doc_values[fid] is not None:
+                doc_values[fid].append((doc_num, b"\xff".join(sorted(merged)) + b"\xff"))
             bits = norm_bits(length)
             field_postings = postings[fid]
             for term, (freq, locations) in merged.items():
@@ -134,8 +139,6 @@ def _build(documents: Sequence[Document], chunk_factor: int) -> bytes:
         values = []
         for f in doc.fields:
             fid = ids[f.name]
-            if f.doc_values:
-                has_docvalues[fid] = True
             if f.store:
                 if fid == 0:
                     if doc_id is None:
@@ -160,25 +163,19 @@ def _build(documents: Sequence[Document], chunk_factor: int) -> bytes:
         sections = []
         for fid in range(num_fields):
             builder = FstBuilder()
-            doc_terms: dict[int, list[bytes]] | None = {} if has_docvalues[fid] else None
             field_postings = postings[fid]
             for term in sorted(field_postings):
                 docs, freq_entries, loc_entries = field_postings[term]
-                offset = write_postings(out, docs, freq_entries, loc_entries, chunk_factor, chunks)
-                builder.insert(term, offset)
-                if doc_terms is not None:
-                    for doc in docs:
-                        doc_terms.setdefault(doc, []).append(term)
+                builder.insert(term, write_postings(out, docs, freq_entries, loc_entries, chunk_factor, chunks))
             fst = builder.finish()
             dict_offsets[fid] = len(out)
             put_uvarint(out, len(fst))
             out += fst
-            if doc_terms is None:
+            if doc_values[fid] is None:
                 sections.append((NOT_UNINVERTED, NOT_UNINVERTED))
             else:
                 start = len(out)
-                values = [(doc, b"".join(t + b"\xff" for t in terms)) for doc, terms in sorted(doc_terms.items())]
-                out += docvalues.encode_section(values, chunk_factor, chunks)
+                out += docvalues.encode_section(doc_values[fid], chunk_factor, chunks)
                 sections.append((start, len(out)))
         doc_value_offset = len(out)
         out += docvalues.encode_index(sections)
