@@ -129,52 +129,54 @@ class FstBuilder:
 
     def finish(self) -> bytes:
         """Compile what is left and return the FST bytes."""
-        self._compile_from(0)
-        root_addr = self._compile(self._stack.pop())
+        root_addr = self._compile_nodes(-1)
         out = self._out
         out += self._num_keys.to_bytes(8, "little") + root_addr.to_bytes(8, "little")
         return bytes(out)
 
     def _compile_from(self, depth: int) -> None:
-        """Compile the nodes above ``depth``, deepest first, each becoming its parent's last transition's target."""
-        addr = NONE_ADDR
-        stack = self._stack
-        compile_node = self._compile
-        while len(stack) > depth + 1:
-            node = stack.pop()
-            if addr != NONE_ADDR and node[_LAST_IN] is not None:
-                node[_TRANS].append((node[_LAST_IN], node[_LAST_OUT], addr))
-            addr = compile_node(node)
-        top = stack[-1]
+        """Compile the nodes above ``depth``; the last becomes the target of the last transition of the node at ``depth``."""
+        addr = self._compile_nodes(depth)
+        top = self._stack[-1]
         if top[_LAST_IN] is not None:
             top[_TRANS].append((top[_LAST_IN], top[_LAST_OUT], addr))
             top[_LAST_IN] = None
             top[_LAST_OUT] = 0
 
-    def _compile(self, node: list) -> int:
-        """The address of ``node``: a registered equal node's, or a fresh encoding's (registered)."""
-        final, final_output, trans = node[_FINAL], node[_FINAL_OUT], node[_TRANS]
-        if final_output:
-            h = _fnv_start(final, final_output)
-        elif not final:
-            h = _FNV_PLAIN
-        elif trans:
-            h = _FNV_FINAL
-        else:
-            return EMPTY_ADDR
-        for i, o, a in trans:
-            h = (((((h ^ i) * _FNV_PRIME) ^ o) * _FNV_PRIME) ^ a) * _FNV_PRIME & _U64
-        cell = REGISTRY_CELLS * (h % REGISTRY_BUCKETS)
-        key = (final, final_output, *trans)
+    def _compile_nodes(self, depth: int) -> int:
+        """Pop and compile the nodes above ``depth``, deepest first, each becoming its parent's last
+        transition's target; return the address of the last. A node's address is a registered equal
+        node's, or a fresh encoding's (then registered). One loop rather than a call per node: a
+        build compiles about four nodes a key."""
+        addr = NONE_ADDR
+        stack = self._stack
         keys, addrs = self._cell_keys, self._cell_addrs
-        if keys[cell] == key:
-            return addrs[cell]
-        if keys[cell + 1] == key:
-            addr = addrs[cell + 1]
-        else:  # evict the least recently used cell
-            addr = self._last_addr = self._encode(final, final_output, trans)
-        keys[cell + 1], addrs[cell + 1] = keys[cell], addrs[cell]  # promote to most recently used
-        keys[cell], addrs[cell] = key, addr
+        while len(stack) > depth + 1:
+            final, final_output, trans, last_in, last_out = stack.pop()
+            if addr != NONE_ADDR and last_in is not None:
+                trans.append((last_in, last_out, addr))
+            if final_output:
+                h = _fnv_start(final, final_output)
+            elif not final:
+                h = _FNV_PLAIN
+            elif trans:
+                h = _FNV_FINAL
+            else:
+                addr = EMPTY_ADDR
+                continue
+            for i, o, a in trans:
+                h = (((((h ^ i) * _FNV_PRIME) ^ o) * _FNV_PRIME) ^ a) * _FNV_PRIME & _U64
+            cell = REGISTRY_CELLS * (h % REGISTRY_BUCKETS)
+            key = (final, final_output, *trans)
+            if keys[cell] == key:
+                addr = addrs[cell]
+                continue
+            if keys[cell + 1] == key:
+                addr = addrs[cell + 1]
+            else:  # evict the least recently used cell
+                addr = self._last_addr = self._encode(final, final_output, trans)
+            keys[cell + 1], addrs[cell + 1] = keys[cell], addrs[cell]  # promote to most recently used
+            keys[cell], addrs[cell] = key, addr
         return addr
 
     def _encode(self, final: bool, final_output: int, trans: list[tuple[int, int, int]]) -> int:
