@@ -9,6 +9,7 @@ integration/test_zap_go.py compares whole segments built from raw documents with
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import json
 import random
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from indexbridge.zap import build_segment
+from indexbridge.zap.analysis import gc_paused
 from indexbridge.zap.analyzers import FieldMapping, analyze, analyze_document, float64_to_int64, prefix_coded_int64
 
 CASES = json.loads((Path(__file__).parent / "data" / "zap_analyzer_cases.json").read_text("utf-8"))
@@ -82,3 +84,34 @@ def test_plain_word_regex_equals_the_word_dfa() -> None:
                 spans.append((i, end))
             i = max(end, i + 1)
         assert [m.span() for m in analyzers._PLAIN_WORD.finditer(classes)] == spans, classes
+
+
+def test_gc_paused_restores_the_collector_and_promotes_what_it_made() -> None:
+    """The collector is off inside, back as it was after; what was made inside is in the oldest
+    generation (no young collection walks it at the next allocation), unless the process froze
+    objects of its own, which stay frozen."""
+    def tracked(obj: object, generation: int | None = None) -> bool:
+        return any(o is obj for o in gc.get_objects(generation))
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        made = [[i] for i in range(1000)]
+    assert gc.isenabled() and tracked(made, 2) and tracked(made[-1], 2)
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    frozen = [[1]]
+    gc.freeze()
+    try:
+        with gc_paused():
+            made = [[i] for i in range(1000)]
+        assert gc.isenabled() and not tracked(frozen) and not tracked(frozen[0])
+        assert not tracked(made, 2)  # (not promoted)
+    finally:
+        gc.unfreeze()
+    assert tracked(frozen, 2)
