@@ -45,13 +45,14 @@ SERIAL_COOKIE = 12347
 NO_OFFSET_THRESHOLD = 4
 MAX_CONTAINERS = 1 << 16
 ARRAY_MAX_CARDINALITY = 4096
+# the header of a no-run bitmap of one array container: cookie, 1 container, its key,
+# cardinality - 1, its offset (16)
+ONE_ARRAY_HEADER = struct.Struct("<IIHHI")
 BITMAP_CONTAINER_BYTES = 8192
 
 _U16_LE = struct.Struct("<H")
 _U32_LE = struct.Struct("<I")
 _U32X2_LE = struct.Struct("<II")
-# a bitmap of one array container: cookie, 1 container, its key, cardinality - 1, its offset
-_ONE_ARRAY_HEADER = struct.Struct("<IIHHI")
 B = TypeVar("B", bound=AbstractBitMap)
 
 
@@ -117,7 +118,7 @@ def serialize_go(values: Sequence[int] | np.ndarray) -> bytes:
         lows = array.array("H", values if key == 0 else [v & 0xFFFF for v in values])
         if sys.byteorder == "big":
             lows.byteswap()
-        return _ONE_ARRAY_HEADER.pack(SERIAL_COOKIE_NO_RUNCONTAINER, 1, key, n - 1, 16) + lows.tobytes()
+        return ONE_ARRAY_HEADER.pack(SERIAL_COOKIE_NO_RUNCONTAINER, 1, key, n - 1, 16) + lows.tobytes()
     values = np.asarray(values, dtype=np.uint32)
     keys, starts, counts = np.unique(values >> 16, return_index=True, return_counts=True)
     n = len(keys)

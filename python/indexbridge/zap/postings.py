@@ -54,6 +54,7 @@ from indexbridge.bytes import MAX_UVARINT_BYTES, ByteReader, put_uvarint, small_
 from indexbridge.errors import IndexFormatError
 from indexbridge.roaring import (
     ARRAY_MAX_CARDINALITY,
+    ONE_ARRAY_HEADER,
     SERIAL_COOKIE_NO_RUNCONTAINER,
     read_roaring32,
     read_roaring32_values_at,
@@ -223,11 +224,8 @@ class _UvarintValues(dict):
 
 
 _uvarint_value = _UvarintValues().__getitem__
-# A postings record's head when every uvarint has at most 4 bytes (offsets and lengths below 2^28),
-# and the header of a roaring bitmap of one array container: cookie, 1 container, key,
-# cardinality - 1, its offset (16)
+# A postings record's head when every uvarint has at most 4 bytes (offsets and lengths below 2^28)
 _RECORD_HEAD = re.compile(rb"([\x80-\xff]{0,3}[\x00-\x7f])" * 3, re.DOTALL)
-_ONE_ARRAY = struct.Struct("<IIHHI")
 _U16_LE = struct.Struct("<H")
 
 
@@ -307,7 +305,7 @@ class PostingsList:
             freq_offset, loc_offset, roaring_len = map(_uvarint28, head.groups())
             roaring_at = head.end()
             if 18 <= roaring_len <= file_end - roaring_at and freq_offset < file_end and loc_offset < file_end:
-                cookie, n, key, last, first = _ONE_ARRAY.unpack_from(data, roaring_at)
+                cookie, n, key, last, first = ONE_ARRAY_HEADER.unpack_from(data, roaring_at)
                 if cookie == SERIAL_COOKIE_NO_RUNCONTAINER and n == 1 and first == 16 and roaring_len == 18 + 2 * last:
                     if last == 0:
                         docs = np.array((key << 16 | _U16_LE.unpack_from(data, roaring_at + 16)[0],), dtype=np.uint32)
