@@ -474,13 +474,20 @@ final class Fst(buf: ByteBuffer, start: Int, len: Int, source: String) {
         tOut = if (osz > 0) packedAt(deltas - n * tsz - (i + 1) * osz, osz) else 0L
       }
 
-    /** Index of the first transition whose input is >= b (n if none). */
+    /** Index of the first transition whose input is >= b (n if none): a binary search, inputs
+      * ascending (a linear scan was a third of a lookup's samples, at nodes of tens of
+      * transitions near the root). Unsorted inputs, which vellum never writes, can only make it
+      * miss a key: it stays inside the node. */
     def seek(b: Int): Int =
       if (one) { if (tIn >= b) 0 else 1 }
       else {
-        var i = 0
-        while (i < n && byteAt(p - 1 - i) < b) i += 1
-        i
+        var lo = 0
+        var hi = n
+        while (lo < hi) {
+          val mid = (lo + hi) >>> 1
+          if (byteAt(p - 1 - mid) < b) lo = mid + 1 else hi = mid
+        }
+        lo
       }
 
     def inputAt(i: Int): Int = if (one) tIn else byteAt(p - 1 - i)

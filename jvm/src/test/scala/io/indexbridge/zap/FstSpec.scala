@@ -57,6 +57,21 @@ class FstSpec extends AnyFunSuite with ScalaCheckPropertyChecks {
     kvs.foreach { case (k, v) => assert(fst.getOrElse(k, -1L) == v) }
   }
 
+  test("nodes of 1 to 256 transitions: every one- and two-byte key, present or not, and ranges starting at each") {
+    val rnd = new scala.util.Random(11)
+    // a first byte's node has a random number of transitions (1 to 256), over random second bytes
+    val kvs = (0 until 256).filter(_ => rnd.nextInt(4) > 0).flatMap { first =>
+      val seconds = rnd.shuffle((0 until 256).toVector).take(1 + rnd.nextInt(256)).sorted
+      (if (rnd.nextBoolean()) Seq(Array(first.toByte)) else Nil) ++ seconds.map(s => Array(first.toByte, s.toByte))
+    }.map(k => (k, rnd.nextLong() & 0xffffL))
+    val fst = build(kvs)
+    val expected = kvs.map(kv => kv._1.toSeq -> kv._2).toMap
+    val probes = (0 until 256).map(a => Array(a.toByte)) ++ (for (a <- 0 until 256; b <- 0 until 256) yield Array(a.toByte, b.toByte))
+    for (p <- probes) assert(fst.get(p) == expected.get(p.toSeq), p.toSeq)
+    for (lo <- probes.iterator.take(256 * 3)) // ranges from each one-byte key and the first two-byte ones
+      assert(drain(fst.iterator(lo, null)).map(_._1) == kvs.map(_._1.toSeq).filter(k => ord.compare(k.toArray, lo) >= 0))
+  }
+
   test("the empty FST is the 35 bytes of spec §11.3") {
     val bytes = Fst.build(Nil)
     assert(bytes.length == 35)
