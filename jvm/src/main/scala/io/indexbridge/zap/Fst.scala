@@ -401,68 +401,80 @@ final class Fst(buf: ByteBuffer, start: Int, len: Int, source: String) {
     var tOut = 0L
     var tAddr = 0
 
-    private def need(lo: Int): Unit = if (lo < Fst.HeaderSize) fail(start + addr.toLong, s"node at $addr extending below the header")
+    // The checks' failures build their messages in methods of their own, so that `load` (with
+    // `seek` and `transition`) stays small enough for the JIT to inline into a lookup's loop.
+    private def need(lo: Int): Unit = if (lo < Fst.HeaderSize) belowHeader()
+    private def belowHeader(): Nothing = fail(start + addr.toLong, s"node at $addr extending below the header")
+    private def badAddress(a: Int): Nothing = fail(start + a.toLong, s"a node address in ${Fst.HeaderSize}..${nodesEnd - 1}, found $a")
+    private def badPack(q: Int, pack: Int, deltas: String): Nothing =
+      fail(start + q.toLong, s"a pack byte with $deltas delta bytes and 0..8 output bytes, found $pack")
+    private def deadEnd(): Nothing = fail(start + addr.toLong, s"node at $addr with no transitions to be final")
 
     def load(a: Int): this.type = {
       addr = a
       if (a == 0) { isFinal = true; finalOutput = 0; n = 0; return this }
-      if (a < Fst.HeaderSize || a >= nodesEnd) fail(start + a.toLong, s"a node address in ${Fst.HeaderSize}..${nodesEnd - 1}, found $a")
+      if (a < Fst.HeaderSize || a >= nodesEnd) badAddress(a)
       val flag = byteAt(a)
-      if ((flag & 0x80) != 0) {
-        one = true; isFinal = false; finalOutput = 0; n = 1
-        val code = flag & 0x3f
-        var q = a - 1
-        if (code == 0) { need(q); tIn = byteAt(q); q -= 1 } else tIn = Fst.inputOf(code)
-        if ((flag & 0x40) != 0) {
-          lowest = q + 1
-          tOut = 0
-          tAddr = lowest - 1
-        } else {
-          need(q)
-          val pack = byteAt(q)
-          val ts = pack >> 4
-          val os = pack & 0x0f
-          if (ts < 1 || ts > 8 || os > 8) fail(start + q.toLong, s"a pack byte with 1..8 delta bytes and 0..8 output bytes, found $pack")
-          lowest = q - ts - os
-          need(lowest)
-          tOut = if (os > 0) packedAt(lowest, os) else 0L
-          tAddr = target(packedAt(q - ts, ts))
-        }
-        checkTarget(tAddr)
-      } else {
-        one = false
-        isFinal = (flag & 0x40) != 0
-        var q = a - 1
-        n = flag & 0x3f
-        if (n == 0) {
-          need(q)
-          n = byteAt(q)
-          if (n == 1) n = 256
-          q -= 1
-        }
-        need(q)
-        p = q
-        val pack = byteAt(q)
-        tsz = pack >> 4
-        osz = pack & 0x0f
-        if (tsz > 8 || osz > 8 || (n > 0 && tsz == 0)) fail(start + q.toLong, s"a pack byte with 0..8 delta bytes and 0..8 output bytes, found $pack")
-        lowest = q - n - n * tsz - n * osz - (if (isFinal && osz > 0) osz else 0)
-        need(lowest)
-        finalOutput = if (isFinal && osz > 0) packedAt(lowest, osz) else 0L
-        if (n == 0 && !isFinal && a != rootAddr) fail(start + a.toLong, s"node at $a with no transitions to be final")
-      }
+      if ((flag & 0x80) != 0) loadOne(a, flag) else loadMany(a, flag)
       this
+    }
+
+    private def loadOne(a: Int, flag: Int): Unit = {
+      one = true; isFinal = false; finalOutput = 0; n = 1
+      val code = flag & 0x3f
+      var q = a - 1
+      if (code == 0) { need(q); tIn = byteAt(q); q -= 1 } else tIn = Fst.inputOf(code)
+      if ((flag & 0x40) != 0) {
+        lowest = q + 1
+        tOut = 0
+        tAddr = lowest - 1
+      } else {
+        need(q)
+        val pack = byteAt(q)
+        val ts = pack >> 4
+        val os = pack & 0x0f
+        if (ts < 1 || ts > 8 || os > 8) badPack(q, pack, "1..8")
+        lowest = q - ts - os
+        need(lowest)
+        tOut = if (os > 0) packedAt(lowest, os) else 0L
+        tAddr = target(packedAt(q - ts, ts))
+      }
+      checkTarget(tAddr)
+    }
+
+    private def loadMany(a: Int, flag: Int): Unit = {
+      one = false
+      isFinal = (flag & 0x40) != 0
+      var q = a - 1
+      n = flag & 0x3f
+      if (n == 0) {
+        need(q)
+        n = byteAt(q)
+        if (n == 1) n = 256
+        q -= 1
+      }
+      need(q)
+      p = q
+      val pack = byteAt(q)
+      tsz = pack >> 4
+      osz = pack & 0x0f
+      if (tsz > 8 || osz > 8 || (n > 0 && tsz == 0)) badPack(q, pack, "0..8")
+      lowest = q - n - n * tsz - n * osz - (if (isFinal && osz > 0) osz else 0)
+      need(lowest)
+      finalOutput = if (isFinal && osz > 0) packedAt(lowest, osz) else 0L
+      if (n == 0 && !isFinal && a != rootAddr) deadEnd()
     }
 
     private def target(delta: Long): Int = if (delta == 0) 0 else {
       val t = lowest.toLong - delta
-      if (t < Fst.HeaderSize) fail(start + addr.toLong, s"node at $addr: a transition target inside the FST, found $t")
+      if (t < Fst.HeaderSize) targetBelowHeader(t)
       t.toInt
     }
+    private def targetBelowHeader(t: Long): Nothing = fail(start + addr.toLong, s"node at $addr: a transition target inside the FST, found $t")
 
-    private def checkTarget(t: Int): Unit =
-      if (t != 0 && (t >= lowest || t < Fst.HeaderSize))
-        fail(start + addr.toLong, s"node at $addr: a transition to a lower address (0 or ${Fst.HeaderSize}..${lowest - 1}), found $t")
+    private def checkTarget(t: Int): Unit = if (t != 0 && (t >= lowest || t < Fst.HeaderSize)) targetNotBelow(t)
+    private def targetNotBelow(t: Int): Nothing =
+      fail(start + addr.toLong, s"node at $addr: a transition to a lower address (0 or ${Fst.HeaderSize}..${lowest - 1}), found $t")
 
     /** Fills tIn/tOut/tAddr with transition i (0 = smallest input). */
     def transition(i: Int): Unit =
