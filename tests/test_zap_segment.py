@@ -16,10 +16,21 @@ from pathlib import Path
 import pytest
 from zap_generated import NAMES, VOCABULARY, brute_force, check_columns, corpus, hits_or_error
 
+from indexbridge.zap import postings
 from indexbridge.zap.merge import DROPPED, merge_segments
 from indexbridge.errors import IndexFormatError
 from indexbridge.zap.postings import PostingsList, is_one_hit
 from indexbridge.zap.segment import Segment, build_segment, field_order
+
+
+@pytest.fixture(params=["whole term", "chunk by chunk"])
+def bulk_split(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The bulk postings decoder's two ways of splitting a term into uvarints: at once (every
+    term of these small segments) and chunk by chunk (a term of over ``_WHOLE_TERM_BYTES``,
+    forced here for every term)."""
+    if request.param == "chunk by chunk":
+        monkeypatch.setattr(postings, "_WHOLE_TERM_BYTES", 0)
+    return request.param
 
 
 def read_back(segment: Segment, rng: random.Random) -> dict:
@@ -48,8 +59,10 @@ def read_back(segment: Segment, rng: random.Random) -> dict:
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_build_reads_back_as_the_brute_force_index(seed: int, tmp_path: Path) -> None:
+def test_build_reads_back_as_the_brute_force_index(seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(seed)
+    if seed % 2:  # the bulk decoder splits every term chunk by chunk, as it does a long term's
+        monkeypatch.setattr(postings, "_WHOLE_TERM_BYTES", 0)
     docs = corpus(rng, 0, rng.randrange(0, 60))
     chunk_factor = rng.choice([1, 2, 3, 7, 1024])
     path = tmp_path / "seg.zap"
@@ -104,7 +117,7 @@ COLUMNS_EVERY = 4  # the columnar read of a sample of the targeted damages (each
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_damaged_bytes(seed: int) -> None:
+def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_damaged_bytes(seed: int, bulk_split: str) -> None:
     """Iterating a postings list decodes it in bulk (regex-split uvarints); on any byte damage it
     must give exactly the checked, field-by-field decoder's hits or its error. So must the
     columnar read of all the field's lists at once (numpy), or raise when any of them does."""
@@ -169,7 +182,7 @@ def _size_fields(segment: Segment, value: int, dict_offset: int) -> tuple[list, 
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_changed_sizes(seed: int) -> None:
+def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_changed_sizes(seed: int, bulk_split: str) -> None:
     """Targeted damage to the sizes the bulk decoder trusts: every hit's location byte length
     (uvarint numBytes) set to nearby values (the body then ends inside a uvarint, between a
     location's values, in the next hit's bytes or past its chunk's end) or cut after whole
@@ -211,3 +224,38 @@ def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_changed_sizes(s
         values = field_values[dict_offset]
         at = values.index(value)
         check_columns(damaged_segment, values[max(0, at - 2) : at + 3], dict_offset)  # the damaged list among its neighbours
+
+
+def test_a_long_term_is_decoded_one_chunk_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first hit of the longest postings list of a generated corpus, under tracemalloc: split
+    chunk by chunk, the decoder holds one chunk's values and a slice of the docNums, a small
+    fraction of what splitting the whole term holds; both give the checked decoder's hits. (Both
+    bounds shrunk to fit a small corpus: chunk factor 16, 64 docNums at a time.)"""
+    import tracemalloc
+
+    from indexbridge.zap.corpus import generate
+
+    segment = Segment(build_segment(generate(600, seed=3).documents(), 16))
+    longest = max(
+        ((info, term) for info in segment.fields for term in segment.dictionary(info.id).terms()),
+        key=lambda f: len(segment.dictionary(f[0].id).postings(f[1])),
+    )
+    checked = [h.posting for h in segment.dictionary(longest[0].id).postings(longest[1])._decode()]
+    assert len(checked) > 20 * 16
+
+    def first_hit_peak() -> int:
+        hits = iter(segment.dictionary(longest[0].id).postings(longest[1]))
+        tracemalloc.start()
+        try:
+            first = next(hits)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+            assert [first, *hits] == checked
+
+    monkeypatch.setattr(postings, "_DOCS_AT_ONCE", 64)
+    monkeypatch.setattr(postings, "_WHOLE_TERM_BYTES", 1 << 30)
+    whole = first_hit_peak()
+    monkeypatch.setattr(postings, "_WHOLE_TERM_BYTES", 0)
+    chunked = first_hit_peak()
+    assert chunked * 8 < whole, (chunked, whole)

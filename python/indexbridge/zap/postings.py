@@ -44,7 +44,7 @@ import re
 import struct
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
-from itertools import accumulate, islice
+from itertools import accumulate, chain, islice
 from dataclasses import dataclass, fields
 from typing import NamedTuple
 
@@ -224,6 +224,37 @@ class _UvarintValues(dict):
 
 
 _uvarint_value = _UvarintValues().__getitem__
+# A term whose blocks and record span at most this many bytes is split into uvarints at once;
+# a longer one chunk by chunk (PostingsList._postings): iterating a million hits with locations,
+# split at once, made lists of tens of millions of objects before the first hit
+_WHOLE_TERM_BYTES = 1 << 16
+_DOCS_AT_ONCE = 4096  # a longer term's docNums, as Python ints, at a time
+
+
+def _split_uvarints(data: memoryview, start: int, end: int) -> tuple[list[int], list[int]]:
+    """The values of the uvarints in ``data[start:end]`` and where each starts (one more entry:
+    where the last one ends; short of ``end`` when the bytes end inside a uvarint)."""
+    parts = _UVARINT.findall(data, start, end)
+    return list(map(_uvarint_value, parts)), list(accumulate(map(len, parts), initial=start))
+
+
+def _chunk_ends(data: memoryview, offset: int, end: int) -> tuple[list[int], int]:
+    """A chunked block's C chunk end offsets, read from its head at ``offset`` (within ``end``),
+    and where its data starts."""
+    head = _UVARINT.finditer(data, offset, end)
+    first = next(head, None)
+    if first is None:
+        raise ValueError("a chunk count")
+    count = _uvarint_value(first.group())
+    ends, stop = [], first.end()
+    for match in islice(head, count):
+        ends.append(_uvarint_value(match.group()))
+        stop = match.end()
+    if len(ends) != count:
+        raise ValueError("chunk end offsets")
+    return ends, stop
+
+
 # A postings record's head when every uvarint has at most 4 bytes (offsets and lengths below 2^28)
 _RECORD_HEAD = re.compile(rb"([\x80-\xff]{0,3}[\x00-\x7f])" * 3, re.DOTALL)
 _U16_LE = struct.Struct("<H")
@@ -376,55 +407,69 @@ class PostingsList:
     def _postings(self) -> Iterator[Posting]:
         """The hits decoded in bulk. In the layout zap writes, a term's bytes from its freq/norm
         block to its postings record are nothing but uvarints (freq/norm block, location block),
-        so one regex split and one table look-up per uvarint read them all; every chunk's entries
-        must then fill exactly its [previous end, end) span. Raises one of ``_IRREGULAR`` wherever
-        the bytes differ from that layout (the checked :meth:`_decode` then reads on, and says
-        what is wrong), so what it yields is what :meth:`_decode` yields."""
+        so a regex split and one table look-up per uvarint read them: the whole term at once when
+        it spans at most ``_WHOLE_TERM_BYTES``, else chunk by chunk, so that a frequent term of a
+        large segment is held one chunk at a time. Every chunk's entries must fill exactly its
+        [previous end, end) span. Raises one of ``_IRREGULAR`` wherever the bytes differ from that
+        layout (the checked :meth:`_decode` then reads on, and says what is wrong), so what it
+        yields is what :meth:`_decode` yields."""
         data, _, freq_offset, loc_offset, _, cf, _, _, record_offset = self._record
         if not freq_offset < loc_offset < record_offset or data[record_offset - 1] & 0x80:
             raise ValueError("not zap's block layout")
-        parts = _UVARINT.findall(data, freq_offset, record_offset)
-        values = list(map(_uvarint_value, parts))
-        at = list(accumulate(map(len, parts), initial=0))  # at[v]: where values[v] starts, from freq_offset
-        docs = self.docs.tolist()
-        freq_ends = values[1 : values[0] + 1]  # C, C chunk end offsets, then (freq|hasLocs, norm bits) per hit
-        i = values[0] + 1
-        loc_count = i + 2 * len(docs)  # the location block: C, C chunk end offsets, then entries
-        loc_ends = values[loc_count + 1 : loc_count + 1 + values[loc_count]]
-        k = loc_count + 1 + values[loc_count]
-        freq_start, loc_start = at[i], at[k]
-        if (at[loc_count] != loc_offset - freq_offset or freq_ends[-1] != at[loc_count] - freq_start
-                or loc_ends[-1] != at[-1] - loc_start or freq_ends != sorted(freq_ends) or loc_ends != sorted(loc_ends)):
+        whole = record_offset - freq_offset <= _WHOLE_TERM_BYTES
+        docs = self.docs.tolist() if whole else chain.from_iterable(
+            self.docs[s : s + _DOCS_AT_ONCE].tolist() for s in range(0, len(self.docs), _DOCS_AT_ONCE)
+        )
+        if whole:  # C, C chunk end offsets, (freq|hasLocs, norm bits) per hit, then the same C, ends, entries
+            fvals, fat = lvals, lat = _split_uvarints(data, freq_offset, record_offset)
+            freq_ends = fvals[1 : fvals[0] + 1]
+            i = fvals[0] + 1
+            loc_count = i + 2 * len(self.docs)
+            if lat[loc_count] != loc_offset:
+                raise ValueError("block headers")
+            loc_ends = lvals[loc_count + 1 : loc_count + 1 + lvals[loc_count]]
+            k = loc_count + 1 + lvals[loc_count]
+            freq_data, loc_data = fat[i], lat[k]
+        else:
+            freq_ends, freq_data = _chunk_ends(data, freq_offset, loc_offset)
+            loc_ends, loc_data = _chunk_ends(data, loc_offset, record_offset)
+        if (freq_data + freq_ends[-1] != loc_offset or loc_data + loc_ends[-1] != record_offset
+                or freq_ends != sorted(freq_ends) or loc_ends != sorted(loc_ends)):
             raise ValueError("block headers")
         chunk = -1
+        spans = 0  # bytes of the chunks with hits, both blocks: with ascending ends, the others are empty when they add up
         for doc in docs:
-            if doc // cf != chunk:  # the chunk before ends here, the next one starts here
-                if chunk >= 0 and (freq_ends[chunk] != at[i] - freq_start or loc_ends[chunk] != at[k] - loc_start):
+            if doc // cf != chunk:  # the chunk before must end here, the next one starts here
+                if chunk >= 0 and (fat[i] != freq_end or lat[k] != loc_end):
                     raise ValueError("chunk end offsets")
                 chunk = doc // cf
-                if chunk and (freq_ends[chunk - 1] != at[i] - freq_start or loc_ends[chunk - 1] != at[k] - loc_start):
+                freq_start, freq_end = freq_data + (freq_ends[chunk - 1] if chunk else 0), freq_data + freq_ends[chunk]
+                loc_start, loc_end = loc_data + (loc_ends[chunk - 1] if chunk else 0), loc_data + loc_ends[chunk]
+                spans += freq_end - freq_start + loc_end - loc_start
+                if not whole:
+                    (fvals, fat), (lvals, lat) = _split_uvarints(data, freq_start, freq_end), _split_uvarints(data, loc_start, loc_end)
+                    i = k = 0
+                if fat[i] != freq_start or lat[k] != loc_start:
                     raise ValueError("chunk end offsets")
-                if not chunk and (at[i] != freq_start or at[k] != loc_start):
-                    raise ValueError("chunk end offsets")
-            code, bits = values[i], values[i + 1]
+            code, bits = fvals[i], fvals[i + 1]
             i += 2
             if bits > 0xFFFFFFFF:
                 raise ValueError("norm bits")
             locations = None
             if code & 1:  # uvarint numBytes, then locations: fieldId, pos, start, end, n, n array positions
-                body_end = at[k + 1] + values[k]
+                body_end = lat[k + 1] + lvals[k]
                 k += 1
                 found = []
-                while at[k] < body_end:
-                    n = values[k + 4]
-                    aps = tuple(values[k + 5 : k + 5 + n]) if n else ()
-                    found.append(_new(Location, (values[k], values[k + 1], values[k + 2], values[k + 3], aps)))
+                while lat[k] < body_end:
+                    n = lvals[k + 4]
+                    aps = tuple(lvals[k + 5 : k + 5 + n]) if n else ()
+                    found.append(_new(Location, (lvals[k], lvals[k + 1], lvals[k + 2], lvals[k + 3], aps)))
                     k += 5 + n
-                if at[k] != body_end:
+                if lat[k] != body_end:
                     raise ValueError("a location byte length")
                 locations = tuple(found)
             yield _new(Posting, (doc, code >> 1, bits, locations))
-        if chunk >= 0 and (freq_ends[chunk] != at[i] - freq_start or loc_ends[chunk] != at[k] - loc_start):
+        if chunk >= 0 and (fat[i] != freq_end or lat[k] != loc_end or spans != freq_ends[-1] + loc_ends[-1]):
             raise ValueError("chunk end offsets")
 
     def _decode(self) -> Iterator[RawHit]:
