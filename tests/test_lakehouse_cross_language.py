@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import uuid
 from pathlib import Path
 
 import numpy as np
 import pytest
+from py4j.protocol import Py4JJavaError
 from lakehouse_generated import positions
 from test_lakehouse_bridge import _create
 
@@ -165,3 +167,38 @@ def test_spark_file_paths_are_hadoops(seed: int):
         assert spark_file_path(table, add_path) == lakehouse.sparkFilePath(table, add_path), (table, raw, add_path)
     absolute = "file:/x/y%20z/part-0.parquet"
     assert spark_file_path("/t", absolute) == lakehouse.sparkFilePath("/t", absolute) == absolute
+
+
+# Pieces of add paths: as Delta writes them, and as no Delta writer does (raw characters
+# java.net.URI refuses, invalid escapes or escapes of bytes that are not UTF-8, escaped dots, dot
+# and empty segments, queries, fragments), which appear in one piece of six; under schemes and
+# authorities in one path of three
+PLAIN_PIECES = ["a", "b.parquet", "é", "%20", "%41", "%C3%A9", "%25", "%2F", ":", "x=1"]
+ODD_PIECES = ["%2E", "%2E%2E", "%zz", "%2", "%C3", " ", "\u00a0", "\t", "[", "|", "\"", "\\", "^", ".", "..", "", "?q", "#f", "?q=1#f", "a:b"]  # fmt: skip
+
+
+def _odd_add_path(rng: random.Random) -> str:
+    def piece() -> str:
+        return rng.choice(ODD_PIECES if rng.random() < 1 / 6 else PLAIN_PIECES)
+
+    path = "/".join("".join(piece() for _ in range(rng.randrange(1, 3))) for _ in range(rng.randrange(1, 4)))
+    return rng.choice(["/", "file:/", "file:///", "file://host/", "s3://bucket/", "1x:"]) + path if rng.random() < 1 / 3 else path
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_spark_file_paths_of_odd_add_paths_are_hadoops(seed: int):
+    """``spark_file_path`` of add paths outside the form Delta writes: Scala's
+    ``Lakehouse.sparkFilePath`` (Hadoop's Path) gives the same path, or both refuse (Python with a
+    ValueError naming the path). Python resolves what it can alone (about a third of them) and hands
+    the rest to Hadoop."""
+    rng = random.Random(seed)
+    lakehouse = jvm().io.indexbridge.spark.Lakehouse
+    for _ in range(150):
+        add_path = _odd_add_path(rng)
+        try:
+            expected = lakehouse.sparkFilePath("/t/d é", add_path)
+        except Py4JJavaError:
+            with pytest.raises(ValueError, match=re.escape(repr(add_path))):
+                spark_file_path("/t/d é", add_path)
+            continue
+        assert spark_file_path("/t/d é", add_path) == expected, add_path

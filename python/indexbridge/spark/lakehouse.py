@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import string
 import unicodedata
 import uuid
@@ -336,13 +337,58 @@ def _uri_path(path: str) -> str:
     )
 
 
+def _kept(path: str) -> bool:
+    """Whether Hadoop's Path resolves the relative URI path ``path`` as :func:`spark_file_path`
+    does without it: its characters those above, escapes of UTF-8 or other non-ASCII characters,
+    and its decoded segments neither empty nor dot segments (no query, fragment or "//")."""
+    try:
+        decoded = unquote(path, errors="strict")
+    except UnicodeDecodeError:
+        return False
+    return all(
+        ch in _URI_PATH_CHARS or (ch > "\x7f" and unicodedata.category(ch) not in ("Zs", "Zl", "Zp", "Cc"))
+        for ch in _URI_ESCAPE.sub("", path)
+    ) and all(segment not in ("", ".", "..") for segment in decoded.split("/"))
+
+
+_URI_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+
+
 def spark_file_path(table: str | os.PathLike[str], add_path: str) -> str:
     """A Delta ``add.path`` as Spark's ``_metadata.file_path`` shows the data file of a Delta
     read: an absolute URI as it is; a relative one (a URI, so percent-encoded) decoded, put under
-    the absolute table root and encoded again as Hadoop's ``Path.toUri`` encodes it."""
-    if ":" in add_path.split("/", 1)[0]:
-        return add_path
-    return "file:" + _uri_path(os.path.abspath(table) + "/" + unquote(add_path))
+    the absolute table root and encoded again as Hadoop's ``Path.toUri`` encodes it. A path
+    outside the form Delta writes (a character java.net.URI refuses, a query or a fragment, an
+    empty or dot segment, an authority) is resolved by Hadoop's Path itself, in the driver's JVM,
+    as Delta resolves it; one it refuses raises ValueError naming it."""
+    scheme, colon, rest = add_path.partition(":")
+    if colon and "/" not in scheme:  # an absolute URI
+        if _URI_SCHEME.fullmatch(scheme) and rest.startswith("/") and _kept(rest[1:]):
+            return add_path
+    elif _kept(add_path):
+        return "file:" + _uri_path(os.path.abspath(table) + "/" + unquote(add_path))
+    return _hadoop_file_path(table, add_path)
+
+
+def _hadoop_file_path(table: str | os.PathLike[str], add_path: str) -> str:
+    """:func:`spark_file_path` by Hadoop's Path: ``Lakehouse.sparkFilePath``'s steps (Delta's
+    ``absolutePath``, then ``Path.toUri``), for the paths whose escapes, dot segments, queries and
+    fragments only Hadoop resolves as Hadoop does."""
+    from py4j.protocol import Py4JError
+
+    from indexbridge.jvm import jvm
+
+    j = jvm()
+    hadoop_path = j.org.apache.hadoop.fs.Path
+    try:
+        child = hadoop_path(j.java.net.URI(add_path))
+        if not child.isAbsolute():
+            child = hadoop_path(hadoop_path("file", None, os.path.abspath(table)), child)
+        return child.toUri().toString()
+    except Py4JError as error:
+        cause = getattr(error, "java_exception", None)
+        raise ValueError(f"add.path {add_path!r} of the Delta table {table}: not a path Delta resolves ({cause or error})") from None
 
 
 def read_delta_dvs(
