@@ -112,7 +112,7 @@ class DvAggSparkSpec extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSpa
     spark.conf.unset(BoundedDvAggregation.PartialBytesKey)
   }
 
-  for (seed <- 1 to 2) test(s"seed $seed: one-column keys read in place (BIGINT, INT, DATE, STRING, nulls): the groups and DVs of Spark's plan") {
+  for (seed <- 1 to 2) test(s"seed $seed: one-column keys read in place (BIGINT, INT, DATE, STRING, nulls; up to 1500 groups): the groups and DVs of Spark's plan") {
     val rnd = new scala.util.Random(seed)
     // strings of 0 to 24 bytes (ending inside a word and on one), multi-byte ones, the empty
     // string beside null; longs and ints at their extremes and negative (an INT's word is its
@@ -121,12 +121,14 @@ class DvAggSparkSpec extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSpa
     val longs = Seq(0L, -1L, 4294967295L, Long.MinValue, Long.MaxValue) ++ Seq.fill(20)(rnd.nextLong())
     val ints = Seq(0, -1, Int.MinValue, Int.MaxValue) ++ Seq.fill(20)(rnd.nextInt())
     def pick[T](values: Seq[T]): Option[T] = if (rnd.nextInt(25) == 0) None else Some(values(rnd.nextInt(values.size)))
+    // and a BIGINT of 1500 values: groups past the first arrays and table
+    val many = longs ++ Seq.fill(1475)(rnd.nextLong() >> rnd.nextInt(64))
     val rows = Seq.fill(6000)((pick(strings).orNull, pick(longs).map(Long.box).orNull, pick(ints).map(Int.box).orNull,
-      pick(ints).map(d => Int.box(d % 100000)).orNull, rnd.nextInt(5000).toLong))
+      pick(ints).map(d => Int.box(d % 100000)).orNull, pick(many).map(Long.box).orNull, rnd.nextInt(5000).toLong))
     // the DATE column from its days (collected as days: the test JVM cannot make java.sql.Date)
-    val deletes = spark.createDataFrame(rows).toDF("s", "l", "i", "days", "pos")
-      .select(col("s"), col("l"), col("i"), date_from_unix_date(col("days")).as("d"), col("pos")).repartition(3)
-    for (key <- Seq("s", "l", "i", "d")) withClue(key) {
+    val deletes = spark.createDataFrame(rows).toDF("s", "l", "i", "days", "n", "pos")
+      .select(col("s"), col("l"), col("i"), date_from_unix_date(col("days")).as("d"), col("n"), col("pos")).repartition(3)
+    for (key <- Seq("s", "l", "i", "d", "n")) withClue(key) {
       val runs = for (budget <- Seq("2000", BoundedDvAggregation.DefaultPartialBytes.toString, "0")) yield {
         spark.conf.set(BoundedDvAggregation.PartialBytesKey, budget)
         val df = deletes.groupBy(key).agg(dvAgg(col("pos")).as("dv"))
@@ -136,8 +138,8 @@ class DvAggSparkSpec extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSpa
         assert(executed(df.queryExecution.executedPlan).exists(_.isInstanceOf[BoundedPartialAggregateExec]) == (budget != "0"))
         got.toMap
       }
-      val column = Seq("s", "l", "i", "d").indexOf(key)
-      val expected = rows.groupBy(r => Option(r.productElement(column))).map { case (k, rs) => k -> paimonFrame(rs.map(_._5), bitmap64 = false) }
+      val column = Seq("s", "l", "i", "d", "n").indexOf(key)
+      val expected = rows.groupBy(r => Option(r.productElement(column))).map { case (k, rs) => k -> paimonFrame(rs.map(_._6), bitmap64 = false) }
       for ((run, budget) <- runs.zip(Seq("2000", "default", "0"))) {
         val wrong = (run.keySet ++ expected.keySet).filter(k => run.get(k) != expected.get(k))
         assert(wrong.isEmpty, s"budget $budget: ${wrong.take(3).map(k => k -> (run.get(k).map(_.size), expected.get(k).map(_.size)))}")

@@ -163,10 +163,11 @@ private[indexbridge] object HeldBytes {
   * table probed linearly, each slot one long (the key's hash, the group's number), the keys' bytes
   * back to back in one long array, hashed and compared a word at a time (an UnsafeRow is whole
   * words), and the positions go straight to the buffers. A key of one BIGINT, INT, DATE or STRING
-  * column is not projected: its UnsafeRow's words (null bits, then the value, or the string's
-  * offset-and-size and its bytes zero-padded to a word) are written straight from the input row
-  * into a scratch array, a plain copy where the generated projection was 17% of the samples
-  * (JFR, 20M positions over 1000 BIGINT files). */
+  * column is not projected: a number is hashed and compared as it is (each group keeps its
+  * value), a string's UnsafeRow words (null bits, its offset-and-size, its bytes zero-padded to a
+  * word) are written straight from the input row into a scratch array, a plain copy where the
+  * generated projection was 17% of the samples (JFR, 20M positions over 1000 BIGINT files); the
+  * column's null key is a group of its own, outside the table. */
 private object DvChunk {
   // how the key is read: projected, or one column of these types read as it is
   val Projected = 0
@@ -213,6 +214,11 @@ private final class DvChunk(
   private var buffers = new Array[DvAggBuffer](64 * width)
   // group g's key is words(keyStart(g) until keyStart(g + 1))
   private var keyStart = new Array[Int](65)
+  // a BIGINT, INT or DATE key column: group g's value (zero-extended for INT and DATE)
+  private var numbers = new Array[Long](64)
+  // a key column read as it is: the group of its null key, -1 until one is seen (kept out of the
+  // table, which then holds only values of the column)
+  private var nullGroup = -1
   private var words = new Array[Long](128)
   // hash << 32 | (group + 1), 0 for an empty slot; at most half full
   private var slots = new Array[Long](128)
@@ -247,33 +253,55 @@ private final class DvChunk(
 
   /** The group of the row's key, a new one (with fresh buffers) if the key is new. */
   private def groupOf(row: InternalRow): Int =
-    if (column < 0 || row.isNullAt(column)) {
+    if (column < 0) {
       val key = keyOf(row)
       groupOf(key.getBaseObject, key.getBaseOffset, key.getSizeInBytes)
-    } else {
-      val n = keyWords(row) // (may grow scratch: first)
+    } else if (row.isNullAt(column)) {
+      if (nullGroup < 0) {
+        val key = keyOf(row)
+        nullGroup = addGroup(key.getBaseObject, key.getBaseOffset, key.getSizeInBytes)
+      }
+      nullGroup
+    } else if (columnKind == LongKey) groupOf(row.getLong(column))
+    else if (columnKind == IntKey) groupOf(row.getInt(column) & 0xFFFFFFFFL) // as UnsafeRowWriter writes it: the word zeroed, then the int
+    else {
+      val n = stringKeyWords(row) // (may grow scratch: first)
       groupOf(scratch, Platform.LONG_ARRAY_OFFSET, 8 * n)
     }
 
-  /** Writes the words of the row's (non-null) key column's UnsafeRow to `scratch`: how many. */
-  private def keyWords(row: InternalRow): Int = {
-    scratch(0) = 0L // null bits
-    if (columnKind == LongKey) {
-      scratch(1) = row.getLong(column)
-      2
-    } else if (columnKind == IntKey) {
-      scratch(1) = row.getInt(column) & 0xFFFFFFFFL // UnsafeRowWriter zeroes the word, then writes the int
-      2
-    } else {
-      val string = row.getUTF8String(column)
-      val n = string.numBytes
-      val count = 2 + (n + 7) / 8
-      if (count > scratch.length) scratch = new Array[Long](math.max(count, 2 * scratch.length))
-      scratch(count - 1) = 0L // padding (when the bytes end inside a word)
-      scratch(1) = 16L << 32 | n // offset (after the null bits and this word) and size
-      Platform.copyMemory(string.getBaseObject, string.getBaseOffset, scratch, Platform.LONG_ARRAY_OFFSET + 16, n)
-      count
+  /** The group of a BIGINT, INT or DATE key column's (non-null) value: the value's own hash, and
+    * one compare of each group met, where the key's UnsafeRow words took a hash of two words and
+    * two arrays to chase (the probe and the key compare were a third of the samples). */
+  private def groupOf(value: Long): Int = {
+    val x = value * 0x9e3779b97f4a7c15L
+    val h = (x ^ (x >>> 29) ^ (x >>> 43)).toInt
+    val mask = slots.length - 1
+    var s = h & mask
+    var slot = slots(s)
+    while (slot != 0) {
+      val g = slot.toInt - 1
+      if (numbers(g) == value) return g
+      s = (s + 1) & mask
+      slot = slots(s)
     }
+    scratch(0) = 0L // null bits
+    scratch(1) = value
+    val g = newGroup(scratch, Platform.LONG_ARRAY_OFFSET, 16, h, s)
+    numbers(g) = value
+    g
+  }
+
+  /** Writes the words of the row's (non-null) STRING key column's UnsafeRow to `scratch`: how many. */
+  private def stringKeyWords(row: InternalRow): Int = {
+    val string = row.getUTF8String(column)
+    val n = string.numBytes
+    val count = 2 + (n + 7) / 8
+    if (count > scratch.length) scratch = new Array[Long](math.max(count, 2 * scratch.length))
+    scratch(0) = 0L // null bits
+    scratch(count - 1) = 0L // padding (when the bytes end inside a word)
+    scratch(1) = 16L << 32 | n // offset (after the null bits and this word) and size
+    Platform.copyMemory(string.getBaseObject, string.getBaseOffset, scratch, Platform.LONG_ARRAY_OFFSET + 16, n)
+    count
   }
 
   /** The group of the key whose UnsafeRow is `size` bytes at (`base`, `offset`). */
@@ -300,11 +328,21 @@ private final class DvChunk(
     i == n
   }
 
+  /** A new group of the key at (`base`, `offset`), in slot `s` of the table under hash `h`. */
   private def newGroup(base: AnyRef, offset: Long, size: Int, h: Int, s: Int): Int = {
+    val g = addGroup(base, offset, size)
+    slots(s) = h.toLong << 32 | (g + 1)
+    if (2 * groups > slots.length) rehash()
+    g
+  }
+
+  /** A new group (its key's words, fresh buffers), not yet in the table. */
+  private def addGroup(base: AnyRef, offset: Long, size: Int): Int = {
     val g = groups
     if (g * width == buffers.length) {
       buffers = java.util.Arrays.copyOf(buffers, 2 * buffers.length)
       keyStart = java.util.Arrays.copyOf(keyStart, 2 * g + 1)
+      numbers = java.util.Arrays.copyOf(numbers, 2 * g)
     }
     val (start, n) = (keyStart(g), size >> 3)
     if (start + n > words.length) words = java.util.Arrays.copyOf(words, math.max(2 * words.length, start + n))
@@ -312,8 +350,6 @@ private final class DvChunk(
     keyStart(g + 1) = start + n
     for (i <- 0 until width) buffers(g * width + i) = aggregates(i).createAggregationBuffer()
     groups += 1
-    slots(s) = h.toLong << 32 | (g + 1)
-    if (2 * groups > slots.length) rehash()
     g
   }
 
