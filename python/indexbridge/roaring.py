@@ -226,7 +226,9 @@ def read_roaring32_values_at(data: memoryview, start: int, end: int) -> tuple[np
     return np.frombuffer(found[0].to_array(), np.uint32), found[1]
 
 
-_ONE_CONTAINER_HEADER = struct.Struct("<HI")  # the cardinality-1 and offset of a no-run bitmap's one container
+_ONE_CONTAINER_HEADER = struct.Struct("<HI")
+# (key, cardinality - 1) of each of the 1 to 3 containers of a bitmap with runs and no offsets
+_DESCRIPTIVE_HEADERS = (None, *(struct.Struct(f"<{2 * n}H") for n in range(1, NO_OFFSET_THRESHOLD)))  # the cardinality-1 and offset of a no-run bitmap's one container
 
 
 @lru_cache(maxsize=64)
@@ -242,8 +244,8 @@ def _read_sound(data: memoryview, start: int, end: int, cls: type[B]) -> tuple[B
 
     Container sizes follow from the cardinalities and, for run containers, from their run
     counts; the offsets must be those sizes' running sums, and the bitmap must end by ``end``.
-    Without offsets (fewer than 4 containers, some runs), pyroaring reads the bitmap straight
-    from the buffer (it reads no further than the bitmap) and its statistics give the length.
+    Without offsets (fewer than 4 containers, some runs), the containers are walked in turn for
+    the length (a run container's size is in its run count).
     pyroaring (CRoaring's ``portable_deserialize_safe`` and its validation) checks keys and
     container contents; its ``ValueError`` sends the bitmap to the checked path too.
     """
@@ -261,13 +263,16 @@ def _read_sound(data: memoryview, start: int, end: int, cls: type[B]) -> tuple[B
             runs = 0
         elif cookie & 0xFFFF == SERIAL_COOKIE:
             n = (cookie >> 16) + 1
-            if n < NO_OFFSET_THRESHOLD:  # no offsets to check: pyroaring's statistics give the length
-                bitmap = cls.deserialize(data[start:end])
-                stats = bitmap.get_statistics()
-                if stats["n_containers"] != n:
-                    return None
-                body = stats["n_bytes_array_containers"] + stats["n_bytes_run_containers"] + stats["n_bytes_bitset_containers"]
-                return bitmap, start + 4 + (n + 7) // 8 + 4 * n + body
+            if n < NO_OFFSET_THRESHOLD:  # no offsets to check: the containers' sizes, in turn, give the length
+                runs = data[start + 4]  # (one byte of run flags)
+                fields = _DESCRIPTIVE_HEADERS[n].unpack_from(data, start + 5)
+                at = start + 5 + 4 * n
+                for i in range(n):
+                    if runs >> i & 1:
+                        at += 2 + 4 * _U16_LE.unpack_from(data, at)[0]
+                    else:
+                        at += BITMAP_CONTAINER_BYTES if fields[2 * i + 1] >= ARRAY_MAX_CARDINALITY else 2 * fields[2 * i + 1] + 2
+                return (cls.deserialize(data[start:at]), at) if at <= end else None
             header_at = start + 4 + (n + 7) // 8
             fields = _header_struct(n).unpack_from(data, header_at)
             body_at = header_at + 8 * n
