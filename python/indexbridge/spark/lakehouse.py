@@ -329,12 +329,13 @@ def read_iceberg_dvs(
 _URI_PATH_CHARS = frozenset(string.ascii_letters + string.digits + "_-!.~'()*,;:$&+=/@")
 
 
+def _uri_char(ch: str) -> bool:
+    """Whether java.net.URI keeps ``ch`` of a path as it is."""
+    return ch in _URI_PATH_CHARS or (ch > "\x7f" and unicodedata.category(ch) not in ("Zs", "Zl", "Zp", "Cc"))
+
+
 def _uri_path(path: str) -> str:
-    return "".join(
-        ch if ch in _URI_PATH_CHARS or (ch > "\x7f" and unicodedata.category(ch) not in ("Zs", "Zl", "Zp", "Cc"))
-        else "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
-        for ch in path
-    )
+    return "".join(ch if _uri_char(ch) else "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass")) for ch in path)
 
 
 def _kept(path: str) -> bool:
@@ -345,10 +346,7 @@ def _kept(path: str) -> bool:
         decoded = unquote(path, errors="strict")
     except UnicodeDecodeError:
         return False
-    return all(
-        ch in _URI_PATH_CHARS or (ch > "\x7f" and unicodedata.category(ch) not in ("Zs", "Zl", "Zp", "Cc"))
-        for ch in _URI_ESCAPE.sub("", path)
-    ) and all(segment not in ("", ".", "..") for segment in decoded.split("/"))
+    return all(map(_uri_char, _URI_ESCAPE.sub("", path))) and all(segment not in ("", ".", "..") for segment in decoded.split("/"))
 
 
 _URI_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
