@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from zap_generated import NAMES, VOCABULARY, brute_force, check_columns, corpus, hits_or_error
 
-from indexbridge.zap import postings
+from indexbridge.zap import postings as zap_postings
 from indexbridge.zap.merge import DROPPED, merge_segments
 from indexbridge.errors import IndexFormatError
 from indexbridge.zap.postings import PostingsList, is_one_hit
@@ -29,7 +29,7 @@ def bulk_split(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
     term of these small segments) and chunk by chunk (a term of over ``_WHOLE_TERM_BYTES``,
     forced here for every term)."""
     if request.param == "chunk by chunk":
-        monkeypatch.setattr(postings, "_WHOLE_TERM_BYTES", 0)
+        monkeypatch.setattr(zap_postings, "_WHOLE_TERM_BYTES", 0)
     return request.param
 
 
@@ -62,7 +62,7 @@ def read_back(segment: Segment, rng: random.Random) -> dict:
 def test_build_reads_back_as_the_brute_force_index(seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(seed)
     if seed % 2:  # the bulk decoder splits every term chunk by chunk, as it does a long term's
-        monkeypatch.setattr(postings, "_WHOLE_TERM_BYTES", 0)
+        monkeypatch.setattr(zap_postings, "_WHOLE_TERM_BYTES", 0)
     docs = corpus(rng, 0, rng.randrange(0, 60))
     chunk_factor = rng.choice([1, 2, 3, 7, 1024])
     path = tmp_path / "seg.zap"
@@ -253,9 +253,9 @@ def test_a_long_term_is_decoded_one_chunk_at_a_time(monkeypatch: pytest.MonkeyPa
             tracemalloc.stop()
             assert [first, *hits] == checked
 
-    monkeypatch.setattr(postings, "_DOCS_AT_ONCE", 64)
-    monkeypatch.setattr(postings, "_WHOLE_TERM_BYTES", 1 << 30)
+    monkeypatch.setattr(zap_postings, "_DOCS_AT_ONCE", 64)
+    monkeypatch.setattr(zap_postings, "_WHOLE_TERM_BYTES", 1 << 30)
     whole = first_hit_peak()
-    monkeypatch.setattr(postings, "_WHOLE_TERM_BYTES", 0)
+    monkeypatch.setattr(zap_postings, "_WHOLE_TERM_BYTES", 0)
     chunked = first_hit_peak()
     assert chunked * 8 < whole, (chunked, whole)
