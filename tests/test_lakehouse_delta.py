@@ -197,7 +197,6 @@ def test_log_versions_commits_and_checkpoints(tmp_path):
     assert state(1)[1]["a.parquet"][0] == dv1
     assert state(2)[1] == {"a.parquet": (dv2, 10), "b%20c.parquet": (None, 10), "d.parquet": (None, 10)}
     assert state() == (3, {"a.parquet": (dv2, 10), "b%20c.parquet": (None, 10)})
-    assert delta_log.data_file_path(tmp_path, "b%20c.parquet") == tmp_path / "b c.parquet"
     # a classic checkpoint at 2 (the commits before it may be gone), then a multi-part one at 3
     pq.write_table(_checkpoint_table([_add("a.parquet", dv2), _add("x.parquet")]), log_dir / f"{2:020d}.checkpoint.parquet")
     for v in (0, 1):

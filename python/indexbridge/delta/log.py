@@ -209,17 +209,6 @@ def snapshot(table: str | os.PathLike[str], version: int | None = None) -> Delta
     return DeltaSnapshot(table, version, start if chosen is not None else None, tuple(state.values()))
 
 
-def data_file_path(table: str | os.PathLike[str], add_path: str) -> Path:
-    """The local path of an ``add.path`` (URL-encoded, relative to the table or a file: URI)."""
-    from indexbridge.delta.dv import local_path
-
-    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", add_path):
-        return local_path(add_path)
-    from urllib.parse import unquote
-
-    return Path(table) / unquote(add_path)
-
-
 def commit_actions(actions: Iterable[Mapping]) -> str:
     """JSON lines of a commit (compact, one action per line, as Delta writes them)."""
     return "".join(json.dumps(a, separators=(",", ":")) + "\n" for a in actions)
