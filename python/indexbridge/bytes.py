@@ -32,7 +32,7 @@ _U64_BE = struct.Struct(">Q")
 _U64_LE = struct.Struct("<Q")
 
 MAX_UVARINT_BYTES = 10
-__all__ = ["ByteReader", "crc32", "put_uvarint", "small_uvarint", "uvarint_bytes", "MAX_UVARINT_BYTES"]
+__all__ = ["ByteReader", "crc32", "put_uvarint", "small_uvarint", "uvarint_bytes", "MAX_UVARINT_BYTES", "UVARINTS_BELOW_2_14"]
 
 
 def put_uvarint(out: bytearray, value: int) -> None:
@@ -51,6 +51,11 @@ def uvarint_bytes(value: int) -> bytes:
     out = bytearray()
     put_uvarint(out, value)
     return bytes(out)
+
+
+# The uvarint bytes of every value below 2^14 (one or two bytes), by value: a zap build writes
+# hundreds of thousands of locations, and indexing a tuple costs a fraction of a cached call
+UVARINTS_BELOW_2_14 = tuple([bytes((v,)) for v in range(0x80)] + [bytes((v & 0x7F | 0x80, v >> 7)) for v in range(0x80, 1 << 14)])
 
 
 @lru_cache(maxsize=1 << 16)

@@ -226,9 +226,9 @@ def read_roaring32_values_at(data: memoryview, start: int, end: int) -> tuple[np
     return np.frombuffer(found[0].to_array(), np.uint32), found[1]
 
 
-_ONE_CONTAINER_HEADER = struct.Struct("<HI")
+_ONE_CONTAINER_HEADER = struct.Struct("<HI")  # the cardinality-1 and offset of a no-run bitmap's one container
 # (key, cardinality - 1) of each of the 1 to 3 containers of a bitmap with runs and no offsets
-_DESCRIPTIVE_HEADERS = (None, *(struct.Struct(f"<{2 * n}H") for n in range(1, NO_OFFSET_THRESHOLD)))  # the cardinality-1 and offset of a no-run bitmap's one container
+_DESCRIPTIVE_HEADERS = (None, *(struct.Struct(f"<{2 * n}H") for n in range(1, NO_OFFSET_THRESHOLD)))
 
 
 @lru_cache(maxsize=64)

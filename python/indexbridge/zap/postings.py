@@ -50,7 +50,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from indexbridge.bytes import MAX_UVARINT_BYTES, ByteReader, put_uvarint, small_uvarint
+from indexbridge.bytes import MAX_UVARINT_BYTES, UVARINTS_BELOW_2_14, ByteReader, put_uvarint, small_uvarint
 from indexbridge.errors import IndexFormatError
 from indexbridge.roaring import (
     ARRAY_MAX_CARDINALITY,
@@ -111,18 +111,13 @@ def encode_freq_norm(freq: int, has_locs: bool, bits: int) -> bytes:
     return small_uvarint(freq << 1 | has_locs) + small_uvarint(bits)
 
 
-# uvarint bytes of every value below 2^14 (one or two bytes), by value: a build writes hundreds
-# of thousands of locations, and indexing a tuple costs a fraction of a cached call
-_UVARINT_14 = tuple([bytes((v,)) for v in range(0x80)] + [bytes((v & 0x7F | 0x80, v >> 7)) for v in range(0x80, 1 << 14)])
-
-
 def put_location(out: bytearray, field_id: int, pos: int, start: int, end: int, array_positions: Sequence[int]) -> None:
     """Append one location: uvarint fieldId, pos, start, end, numArrayPositions, arrayPosition × n."""
     if not array_positions and (field_id | pos | start | end) >= 0:  # (no negative index into the table)
         try:
-            out += _UVARINT_14[field_id] + _UVARINT_14[pos] + _UVARINT_14[start] + _UVARINT_14[end] + b"\x00"
+            out += UVARINTS_BELOW_2_14[field_id] + UVARINTS_BELOW_2_14[pos] + UVARINTS_BELOW_2_14[start] + UVARINTS_BELOW_2_14[end] + b"\x00"
             return
-        except IndexError:  # a value of 2^14 or more (nothing appended yet)
+        except IndexError:  # a value past the table (nothing appended yet)
             pass
     out += small_uvarint(field_id) + small_uvarint(pos) + small_uvarint(start) + small_uvarint(end) + small_uvarint(len(array_positions))
     for ap in array_positions:
