@@ -177,6 +177,20 @@ def test_32bit_positions_match_roaring_bitmap_bytes():
     assert struct.unpack(">i", frame[:4])[0] == len(frame) - 8
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_go_bytes_of_array_containers_are_the_portable_format(seed: int):
+    """serialize_go (zap's postings bitmaps) of bitmaps whose containers are all arrays: the
+    portable format pyroaring writes without runs, whatever the keys. One value, a zap term of
+    one hit, takes a path of its own; values given as a list and as a uint32 array."""
+    rng = random.Random(seed)
+    edges = [0, 1, 0xFFFF, 0x10000, 0x1FFFF, MAX_POSITION_32 - 1, MAX_POSITION_32, 2**32 - 1]
+    cases = [[v] for v in edges] + [[rng.randrange(2**32)] for _ in range(300)]
+    cases += [sorted(rng.sample(range(rng.choice([1 << 16, 1 << 20, 2**32])), rng.randint(2, 40))) for _ in range(200)]
+    for values in cases:
+        expected = BitMap(values).serialize()
+        assert serialize_go(values) == expected == serialize_go(np.array(values, dtype=np.uint32)), values
+
+
 # ---------------------------------------------------------------------------------------------
 # The roaring reader under the DV
 

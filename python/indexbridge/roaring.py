@@ -48,6 +48,7 @@ ARRAY_MAX_CARDINALITY = 4096
 # the header of a no-run bitmap of one array container: cookie, 1 container, its key,
 # cardinality - 1, its offset (16)
 ONE_ARRAY_HEADER = struct.Struct("<IIHHI")
+_ONE_VALUE = struct.Struct("<IIHHIH")  # a bitmap of one value: ONE_ARRAY_HEADER and the value's low 16 bits
 BITMAP_CONTAINER_BYTES = 8192
 
 _U16_LE = struct.Struct("<H")
@@ -113,6 +114,9 @@ def serialize_go(values: Sequence[int] | np.ndarray) -> bytes:
     array up to 4096 values, the single run ``[0, 65535]`` when full, a bitmap otherwise.
     """
     n = len(values)
+    if n == 1:  # a zap term of one hit, as most are
+        value = values[0]
+        return _ONE_VALUE.pack(SERIAL_COOKIE_NO_RUNCONTAINER, 1, value >> 16, 0, 16, value & 0xFFFF)
     if 0 < n <= ARRAY_MAX_CARDINALITY and values[0] >> 16 == values[-1] >> 16:  # one array container
         key = values[0] >> 16
         lows = array.array("H", values if key == 0 else [v & 0xFFFF for v in values])

@@ -165,10 +165,11 @@ def put_chunked(out: bytearray, docs: list[int], entries: list[bytes], chunk_fac
     out += data
 
 
-@lru_cache(maxsize=64)
-def _empty_block(chunks: int) -> bytes:
-    """A chunked block without data: C, then C end offsets of 0."""
-    return small_uvarint(chunks) + b"\x00" * chunks
+@lru_cache(maxsize=1 << 10)
+def _one_hit_head(chunks: int, chunk: int, size: int) -> bytes:
+    """The head of a chunked block whose only entry, of ``size`` bytes, is in ``chunk``: C, then
+    the C end offsets (0 before it, ``size`` from it on). A block without data when ``size`` is 0."""
+    return small_uvarint(chunks) + b"\x00" * chunk + small_uvarint(size) * (chunks - chunk)
 
 
 def write_postings(
@@ -181,12 +182,21 @@ def write_postings(
 ) -> int:
     """Append a term's freq/norm block, location block and postings record; return the record offset."""
     freq_offset = len(out)
-    put_chunked(out, docs, freq_entries, chunk_factor, chunks)
-    loc_offset = len(out)
-    if any(loc_entries):
-        put_chunked(out, docs, loc_entries, chunk_factor, chunks)
+    if len(docs) == 1:  # most terms have one hit
+        chunk = docs[0] // chunk_factor
+        (freq_entry,), (loc_entry,) = freq_entries, loc_entries
+        out += _one_hit_head(chunks, chunk, len(freq_entry))
+        out += freq_entry
+        loc_offset = len(out)
+        out += _one_hit_head(chunks, chunk, len(loc_entry))
+        out += loc_entry
     else:
-        out += _empty_block(chunks)
+        put_chunked(out, docs, freq_entries, chunk_factor, chunks)
+        loc_offset = len(out)
+        if any(loc_entries):
+            put_chunked(out, docs, loc_entries, chunk_factor, chunks)
+        else:
+            out += _one_hit_head(chunks, 0, 0)
     record_offset = len(out)
     roaring = serialize_go(docs)
     put_uvarint(out, freq_offset)

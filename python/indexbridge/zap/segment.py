@@ -98,8 +98,8 @@ def _build(documents: Sequence[Document], chunk_factor: int) -> bytes:
     field_names = field_order(names)
     ids = {name: i for i, name in enumerate(field_names)}
     num_fields = len(field_names)
-    # field -> term -> its hits as parallel lists: docNums, freq/norm entries, location entries (encoded)
-    postings: list[dict[bytes, tuple[list[int], list[bytes], list[bytes]]]] = [{} for _ in field_names]
+    # field -> term -> its hits, each as three items: docNum, freq/norm entry, location entry (encoded)
+    postings: list[dict[bytes, list[int | bytes]]] = [{} for _ in field_names]
     # a field with docvalues (any document's instance asks for them) -> (docNum, the document's
     # terms of the field, ascending, each followed by 0xff) of each document with terms in it
     doc_values: list[list[tuple[int, bytes]] | None] = [[] if name in uninverted else None for name in field_names]
@@ -130,10 +130,9 @@ def _build(documents: Sequence[Document], chunk_factor: int) -> bytes:
             for term, (freq, locations) in merged.items():
                 hits = field_postings.get(term)
                 if hits is None:
-                    hits = field_postings[term] = ([], [], [])
-                hits[0].append(doc_num)
-                hits[1].append(encode_freq_norm(freq, bool(locations), bits))
-                hits[2].append(location_entry(locations))
+                    field_postings[term] = [doc_num, encode_freq_norm(freq, bool(locations), bits), location_entry(locations)]
+                else:
+                    hits += (doc_num, encode_freq_norm(freq, bool(locations), bits), location_entry(locations))
 
         doc_id = None
         values = []
@@ -165,8 +164,8 @@ def _build(documents: Sequence[Document], chunk_factor: int) -> bytes:
             builder = FstBuilder()
             field_postings = postings[fid]
             for term in sorted(field_postings):
-                docs, freq_entries, loc_entries = field_postings[term]
-                builder.insert(term, write_postings(out, docs, freq_entries, loc_entries, chunk_factor, chunks))
+                hits = field_postings[term]
+                builder.insert(term, write_postings(out, hits[::3], hits[1::3], hits[2::3], chunk_factor, chunks))
             fst = builder.finish()
             dict_offsets[fid] = len(out)
             put_uvarint(out, len(fst))
