@@ -414,7 +414,8 @@ class PostingsList:
         decoder accepts of such a record, read without splitting it."""
         data, _, freq_offset, loc_offset, _, cf, _, _, record_offset = self._record
         chunks = data[freq_offset]
-        chunk = int(self.docs[0]) // cf
+        doc = int(self.docs[0])
+        chunk = doc // cf
         entry_at = freq_offset + 1 + chunks
         if (chunks < 0x80 and chunk < chunks and 0 < loc_offset - entry_at < 0x80 and record_offset - loc_offset == 1 + chunks
                 and data[freq_offset:entry_at] == _one_hit_head(chunks, chunk, loc_offset - entry_at)
@@ -423,7 +424,7 @@ class PostingsList:
             if entry is not None:
                 code, bits = map(_uvarint_value, entry.groups())
                 if not code & 1 and bits <= 0xFFFFFFFF:
-                    return _new(Posting, (int(self.docs[0]), code >> 1, bits, None))
+                    return _new(Posting, (doc, code >> 1, bits, None))
         return None
 
     def _bulk_or_checked(self) -> Iterator[Posting]:
