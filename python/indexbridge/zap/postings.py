@@ -142,15 +142,21 @@ def num_chunks(num_docs: int, chunk_factor: int) -> int:
     return (num_docs - 1) // chunk_factor + 1
 
 
+@lru_cache(maxsize=1 << 10)
+def _one_chunk_head(chunks: int, chunk: int, size: int) -> bytes:
+    """The head of a chunked block whose data, ``size`` bytes, is all in ``chunk``: C, then the C
+    end offsets (0 before it, ``size`` from it on). A block without data when ``size`` is 0."""
+    return small_uvarint(chunks) + b"\x00" * chunk + small_uvarint(size) * (chunks - chunk)
+
+
 def put_chunked(out: bytearray, docs: list[int], entries: list[bytes], chunk_factor: int, chunks: int) -> None:
     """Append a chunked block holding ``entries[i]`` (already encoded) for ``docs[i]`` (ascending, at least one)."""
     data = b"".join(entries)
-    out += small_uvarint(chunks)
     first = docs[0] // chunk_factor
     if first == docs[-1] // chunk_factor:  # every hit in one chunk, as for most terms
-        out += b"\x00" * first  # the empty chunks before it end at 0
-        out += small_uvarint(len(data)) * (chunks - first)
+        out += _one_chunk_head(chunks, first, len(data))
     else:
+        out += small_uvarint(chunks)
         sizes: dict[int, int] = {}  # chunk -> bytes, only chunks with hits, ascending (docs are)
         for doc, entry in zip(docs, entries):
             c = doc // chunk_factor
@@ -165,13 +171,6 @@ def put_chunked(out: bytearray, docs: list[int], entries: list[bytes], chunk_fac
     out += data
 
 
-@lru_cache(maxsize=1 << 10)
-def _one_hit_head(chunks: int, chunk: int, size: int) -> bytes:
-    """The head of a chunked block whose only entry, of ``size`` bytes, is in ``chunk``: C, then
-    the C end offsets (0 before it, ``size`` from it on). A block without data when ``size`` is 0."""
-    return small_uvarint(chunks) + b"\x00" * chunk + small_uvarint(size) * (chunks - chunk)
-
-
 def write_postings(
     out: bytearray,
     docs: list[int],
@@ -182,21 +181,12 @@ def write_postings(
 ) -> int:
     """Append a term's freq/norm block, location block and postings record; return the record offset."""
     freq_offset = len(out)
-    if len(docs) == 1:  # most terms have one hit
-        chunk = docs[0] // chunk_factor
-        (freq_entry,), (loc_entry,) = freq_entries, loc_entries
-        out += _one_hit_head(chunks, chunk, len(freq_entry))
-        out += freq_entry
-        loc_offset = len(out)
-        out += _one_hit_head(chunks, chunk, len(loc_entry))
-        out += loc_entry
+    put_chunked(out, docs, freq_entries, chunk_factor, chunks)
+    loc_offset = len(out)
+    if any(loc_entries):
+        put_chunked(out, docs, loc_entries, chunk_factor, chunks)
     else:
-        put_chunked(out, docs, freq_entries, chunk_factor, chunks)
-        loc_offset = len(out)
-        if any(loc_entries):
-            put_chunked(out, docs, loc_entries, chunk_factor, chunks)
-        else:
-            out += _one_hit_head(chunks, 0, 0)
+        out += _one_chunk_head(chunks, 0, 0)
     record_offset = len(out)
     roaring = serialize_go(docs)
     put_uvarint(out, freq_offset)
@@ -418,8 +408,8 @@ class PostingsList:
         chunk = doc // cf
         entry_at = freq_offset + 1 + chunks
         if (chunks < 0x80 and chunk < chunks and 0 < loc_offset - entry_at < 0x80 and record_offset - loc_offset == 1 + chunks
-                and data[freq_offset:entry_at] == _one_hit_head(chunks, chunk, loc_offset - entry_at)
-                and data[loc_offset:record_offset] == _one_hit_head(chunks, chunk, 0)):
+                and data[freq_offset:entry_at] == _one_chunk_head(chunks, chunk, loc_offset - entry_at)
+                and data[loc_offset:record_offset] == _one_chunk_head(chunks, chunk, 0)):
             entry = _FREQ_NORM_ENTRY.fullmatch(data, entry_at, loc_offset)
             if entry is not None:
                 code, bits = map(_uvarint_value, entry.groups())
