@@ -70,6 +70,22 @@ def test_refused_inputs() -> None:
         analyze_document("x", {"d": dt.datetime(2020, 1, 1)}, [FieldMapping("d", "datetime")])
 
 
+def test_prefix_coded_terms_are_bleves_group_by_group() -> None:
+    """prefix_coded_int64 spreads the 7-bit groups into bytes in four mask steps; bleve's
+    NewPrefixCodedInt64 writes them one at a time, most significant first, after the shift byte
+    (0x20 + shift). Every shift, random and edge values (integration/test_zap_go.py compares
+    whole segments of numbers and dates with Go's)."""
+    rng = random.Random(7)
+    values = [rng.getrandbits(64) - (1 << 63) for _ in range(300)] + [0, 1, -1, (1 << 63) - 1, -(1 << 63), 1 << 35]
+    values += [rng.getrandbits(rng.randint(1, 63)) for _ in range(300)]
+    for value in values:
+        for shift in range(64):
+            sortable = ((value & (2**64 - 1)) ^ (1 << 63)) >> shift
+            n = (63 - shift) // 7 + 1
+            expected = bytes([0x20 + shift] + [sortable >> (7 * (n - 1 - k)) & 0x7F for k in range(n)])
+            assert prefix_coded_int64(value, shift) == expected, (value, shift)
+
+
 def test_plain_word_regex_equals_the_word_dfa() -> None:
     """The fast path for texts without Hebrew, Katakana, the three scripts or Extend/Format."""
     from indexbridge.zap import analyzers

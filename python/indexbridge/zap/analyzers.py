@@ -53,6 +53,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from operator import itemgetter
 from typing import NamedTuple
 
 from indexbridge.zap.analysis import CompositeField, Document, Field, Token, TokenLocation, id_field
@@ -339,15 +340,34 @@ class FieldMapping:
             object.__setattr__(self, "term_vectors", self.type == "text")
 
 
+def _spread_steps() -> tuple[tuple[int, int], ...]:
+    """Moving each 7-bit group k of a 64-bit value (bits 7k..7k+6, k < 10) up by k bits, into byte
+    k: in four steps, by 8, 4, 2 and 1 bits, each moving the groups whose k has that bit, as
+    (mask of the moved groups where they are then, mask of the rest)."""
+    steps, at = [], [7 * k for k in range(10)]
+    for by in (8, 4, 2, 1):
+        moved = 0
+        for k in range(10):
+            if k & by:
+                moved |= 0x7F << at[k]
+                at[k] += by
+        steps.append((moved, ~moved))
+    return tuple(steps)
+
+
+(_MOVED_8, _KEPT_8), (_MOVED_4, _KEPT_4), (_MOVED_2, _KEPT_2), (_MOVED_1, _KEPT_1) = _spread_steps()
+
+
 def prefix_coded_int64(value: int, shift: int) -> bytes:
-    """numeric.NewPrefixCodedInt64: shift byte, then the sign-flipped value >> shift in 7-bit groups."""
-    sortable = ((value & 0xFFFFFFFFFFFFFFFF) ^ 0x8000000000000000) >> shift
-    n_chars = (63 - shift) // 7 + 1
-    groups = bytearray(n_chars)
-    for k in range(n_chars - 1, -1, -1):
-        groups[k] = sortable & 0x7F
-        sortable >>= 7
-    return bytes((SHIFT_START_INT64 + shift,)) + bytes(groups)
+    """numeric.NewPrefixCodedInt64: shift byte, then the sign-flipped value >> shift in 7-bit
+    groups, most significant first, one a byte (spread into bytes at once: a number's 16 terms
+    were a tenth of the analysis time, one group at a time)."""
+    groups = ((value & 0xFFFFFFFFFFFFFFFF) ^ 0x8000000000000000) >> shift
+    groups = groups & _KEPT_8 | (groups & _MOVED_8) << 8
+    groups = groups & _KEPT_4 | (groups & _MOVED_4) << 4
+    groups = groups & _KEPT_2 | (groups & _MOVED_2) << 2
+    groups = groups & _KEPT_1 | (groups & _MOVED_1) << 1
+    return bytes((SHIFT_START_INT64 + shift,)) + groups.to_bytes((63 - shift) // 7 + 1, "big")
 
 
 def float64_to_int64(value: float) -> int:
@@ -372,6 +392,7 @@ def _unix_nano(value: dt.datetime) -> int:
 # Builds a NamedTuple from its fields without the Python-level __new__ namedtuple generates (a
 # tenth of the analysis time went to it: a Token per term and field, a TokenLocation per token)
 _new = tuple.__new__
+_TERM = itemgetter(0)  # a Token's term
 
 
 class _Frequencies:
@@ -401,7 +422,10 @@ class _Frequencies:
                 entry[1].append(_new(TokenLocation, (field, position, start, end, array_positions)))
 
     def tokens(self) -> tuple[Token, ...]:
-        return tuple([_new(Token, (term, freq, tuple(locations))) for term, (freq, locations) in sorted(self.terms.items())])
+        """The tokens by term (sorted on the terms alone: comparing (term, entry) pairs took longer)."""
+        tokens = [_new(Token, (term, freq, tuple(locations))) for term, (freq, locations) in self.terms.items()]
+        tokens.sort(key=_TERM)
+        return tuple(tokens)
 
 
 class FieldValue(NamedTuple):
