@@ -43,6 +43,11 @@ def check_segment(segment: Segment, rng: random.Random) -> int:
         picked = rng.choices(terms, k=min(len(terms), 40)) + [b"\x00absent", b"\xff" * 3]
         rng.shuffle(picked)
         assert_columns_equal(dictionary.postings_columns(picked), PostingsColumns.from_postings(dictionary.postings(t) for t in picked))
+        # without locations: the same hits (hasLocs kept), no location
+        assert_columns_equal(dictionary.postings_columns(picked, locations=False),
+                             PostingsColumns.from_postings((dictionary.postings(t) for t in picked), locations=False))
+        assert_columns_equal(dictionary.postings_columns(locations=False), PostingsColumns.hits(
+            columns.hit_offsets, columns.docs, columns.freqs, columns.norm_bits, columns.has_locations))
         compared += len(columns.docs)
     return compared
 

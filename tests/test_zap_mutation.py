@@ -51,9 +51,22 @@ def _exercise(data: bytes, columns: bool) -> None:
             dictionary.postings_columns(terms)
         for _ in islice(segment.docvalues(info.id), DOCS):
             pass
-    for doc in range(min(segment.num_docs, DOCS)):
+    docs = list(range(min(segment.num_docs, DOCS)))
+    _doc_ids_as_one_by_one(segment, docs)
+    for doc in docs:
         segment.document(doc)
-        segment.doc_id(doc)
+
+
+def _doc_ids_as_one_by_one(segment: Segment, docs: list[int]) -> None:
+    """``doc_ids`` reads what ``doc_id`` reads doc by doc: the same ids, or the same error."""
+    try:
+        expected = [segment.doc_id(doc) for doc in docs]
+    except IndexFormatError as error:
+        with pytest.raises(IndexFormatError) as caught:
+            segment.doc_ids(docs)
+        assert str(caught.value) == str(error)
+        raise
+    assert segment.doc_ids(docs) == expected
 
 
 def _footer_mutants(data: bytes) -> list[bytes]:

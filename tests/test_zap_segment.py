@@ -50,6 +50,8 @@ def read_back(segment: Segment, rng: random.Random) -> dict:
     stored = [segment.document(d) for d in range(segment.num_docs)]
     for d in range(segment.num_docs):
         assert segment.doc_id(d) == stored[d][0][2]
+    asked = [rng.randrange(segment.num_docs) for _ in range(rng.randint(0, 2 * segment.num_docs))] if segment.num_docs else []
+    assert segment.doc_ids(asked) == [stored[d][0][2] for d in asked]  # any order, repeats
     doc_values = {}
     for info in segment.fields:
         values = [(doc, terms) for doc, terms in segment.docvalues(info.id)]
@@ -147,6 +149,38 @@ def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_damaged_bytes(s
             assert hits_or_error(lambda: iter(pl)) == checked
         for info in segment.fields:
             check_columns(segment, [value for fid, value in terms if fid == info.id], info.dict_offset)
+
+
+def _ids_or_error(segment: Segment, docs: list[int], at_once: bool) -> list[bytes] | str:
+    try:
+        return segment.doc_ids(docs) if at_once else [segment.doc_id(d) for d in docs]
+    except (IndexFormatError, IndexError) as error:  # IndexError: a doc out of range
+        return f"{type(error).__name__}: {error}"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_doc_ids_at_once_agree_with_doc_id_on_damaged_records(seed: int) -> None:
+    """``doc_ids`` reads every record head at once (numpy); on damage to a record's head (its
+    lengths, the _id length, the _id) or to a stored-index entry it must give exactly what
+    ``doc_id`` gives doc by doc: the same ids or the same error."""
+    rng = random.Random(seed)
+    docs = corpus(rng, 0, rng.randrange(1, 30))
+    data = build_segment(docs, rng.choice([1, 7, 1024]))
+    segment = Segment(data)
+    sio = segment.footer.stored_index_offset
+    record = [int.from_bytes(data[sio + 8 * d : sio + 8 * d + 8], "big") for d in range(segment.num_docs)]
+    asked = [rng.randrange(segment.num_docs) for _ in range(2 * segment.num_docs)]
+    damages = []
+    for d in rng.sample(range(segment.num_docs), min(4, segment.num_docs)):
+        for at in range(record[d], min(record[d] + 6, sio)):  # metaLen, dataLen, len(_id), the _id's first bytes
+            damages += [(at, bytes((v,))) for v in (0, 1, data[at] ^ 0x80, 0x7F, 0xFF)]
+        entry = sio + 8 * d
+        damages += [(entry, value.to_bytes(8, "big")) for value in (sio, sio - 1, record[d] + 1, 2**64 - 1, 0)]
+    for at, new_bytes in damages:
+        damaged = Segment(data[:at] + new_bytes + data[at + len(new_bytes) :], verify_crc=False)
+        assert _ids_or_error(damaged, asked, True) == _ids_or_error(damaged, asked, False), (at, new_bytes)
+    assert _ids_or_error(segment, [0, segment.num_docs], True) == _ids_or_error(segment, [0, segment.num_docs], False)
+    assert _ids_or_error(segment, [-1], True) == _ids_or_error(segment, [-1], False)
 
 
 def _size_fields(segment: Segment, value: int, dict_offset: int) -> tuple[list, list]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import struct
 from functools import lru_cache
 
+import numpy as np
 from isal.isal_zlib import crc32
 
 from indexbridge.errors import IndexFormatError
@@ -32,7 +33,7 @@ _U64_BE = struct.Struct(">Q")
 _U64_LE = struct.Struct("<Q")
 
 MAX_UVARINT_BYTES = 10
-__all__ = ["ByteReader", "crc32", "put_uvarint", "small_uvarint", "uvarint_bytes", "MAX_UVARINT_BYTES", "UVARINTS_BELOW_2_14"]
+__all__ = ["ByteReader", "crc32", "put_uvarint", "small_uvarint", "ragged_arange", "take_ranges", "uvarint_bytes", "uvarints_at", "MAX_UVARINT_BYTES", "UVARINTS_BELOW_2_14"]
 
 
 def put_uvarint(out: bytearray, value: int) -> None:
@@ -62,6 +63,49 @@ UVARINTS_BELOW_2_14 = tuple([bytes((v,)) for v in range(0x80)] + [bytes((v & 0x7
 def small_uvarint(value: int) -> bytes:
     """:func:`uvarint_bytes`, cached: for the small values (lengths, counts, norms) that repeat a lot."""
     return uvarint_bytes(value)
+
+
+def ragged_arange(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``concatenate([arange(s, s + c) for s, c in zip(starts, counts)])`` as int64."""
+    counts = np.asarray(counts, dtype=np.int64)
+    ends = np.cumsum(counts)
+    total = int(ends[-1]) if len(ends) else 0
+    return np.repeat(np.asarray(starts, dtype=np.int64) - (ends - counts), counts) + np.arange(total, dtype=np.int64)
+
+
+def take_ranges(buf: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> list[bytes]:
+    """``[bytes(buf[a:b]) for a, b in zip(starts, stops)]`` (ranges within ``buf``), gathered at
+    once: one copy of all of them, then a slice each of that ``bytes``."""
+    raw = buf[ragged_arange(starts, stops - starts)].tobytes()
+    cuts = np.cumsum(stops - starts).tolist()
+    return [raw[a:b] for a, b in zip([0, *cuts], cuts)]
+
+
+def uvarints_at(buf: np.ndarray, pos: np.ndarray, end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(value uint64, offset after it, ok) of the uvarint at each of ``pos`` (int64, >= 0) in the
+    bytes ``buf[:end]``, all at once (numpy), a byte position per round over the uvarints still
+    going on (most are one or two bytes); ok is False where one starts at or runs to ``end`` or
+    goes past 64 bits (a :class:`ByteReader` there then names the fault)."""
+    last = end - 1
+    byte = buf[np.minimum(pos, last)]
+    values = (byte & 0x7F).astype(np.uint64)
+    after = pos + 1
+    ok = pos < end
+    going = np.flatnonzero((byte >= 0x80) & ok)
+    for k in range(1, MAX_UVARINT_BYTES):
+        if not going.size:
+            break
+        at = pos[going] + k
+        byte = buf[np.minimum(at, last)]
+        values[going] |= (byte & 0x7F).astype(np.uint64) << np.uint64(7 * k)
+        after[going] = at + 1
+        inside = at < end
+        bad = ~inside
+        if k == MAX_UVARINT_BYTES - 1:  # the tenth byte must end the uvarint, with bit 63 at most
+            bad |= byte > 1
+        ok[going[bad]] = False
+        going = going[inside & (byte >= 0x80)]
+    return values, after, ok
 
 
 class ByteReader:

@@ -59,6 +59,7 @@ from pyroaring import BitMap
 from indexbridge.bleve.mapping import IndexMapping, go_string
 from indexbridge.errors import IndexFormatError
 from indexbridge.zap.analyzers import ANALYZERS, analyze, float64_to_int64, prefix_coded_int64
+from indexbridge.zap.postings import PostingsColumns
 from indexbridge.zap.segment import Segment
 
 _MASK64 = (1 << 64) - 1
@@ -571,11 +572,29 @@ def _build(q: Query, mapping: IndexMapping, stats: IndexStats) -> Node:
 
 
 class SegmentView:
-    """One segment with its deletions, as the evaluation reads it."""
+    """One segment with its deletions, as the evaluation reads it. The postings of the term
+    leaves of ``plan`` are decoded together, a field's at once (columnar), on the first read of
+    that field: a phrase's with their locations, the others without (scoring needs none);
+    another term is decoded alone."""
 
-    def __init__(self, segment: Segment, deleted: BitMap | None) -> None:
+    def __init__(self, segment: Segment, deleted: BitMap | None, plan: Node | None = None) -> None:
         self.segment = segment
         self.deleted = None if not deleted else np.array(deleted, dtype=np.uint32)
+        # (field, with locations) -> term -> its index in those columns
+        self._planned: dict[tuple[str, bool], dict[bytes, int]] = {}
+        if plan is not None:
+            self._plan(plan, False)
+        self._columns: dict[tuple[str, bool], PostingsColumns] = {}
+
+    def _plan(self, node: Node, located: bool) -> None:
+        if isinstance(node, TermNode):
+            terms = self._planned.setdefault((node.field, located), {})
+            terms.setdefault(node.term, len(terms))
+        elif isinstance(node, PhraseNode):  # its scoring reads the terms with their locations too
+            self._plan(node.must, True)
+        elif isinstance(node, (ConjunctionNode, DisjunctionNode)):
+            for child in node.children:
+                self._plan(child, located)
 
     def live(self, docs: np.ndarray) -> np.ndarray:
         """A mask over ``docs``: not deleted."""
@@ -583,23 +602,46 @@ class SegmentView:
             return np.ones(len(docs), dtype=bool)
         return ~np.isin(docs, self.deleted)
 
+    def _hits_of(self, fld: str, term: bytes, locations: bool) -> tuple[PostingsColumns, int]:
+        """The columns holding the hits of ``term`` in ``fld`` (a field the segment has), with
+        their locations if ``locations``, and its index there."""
+        key = (fld, True)
+        if not locations and term not in self._planned.get(key, ()):
+            key = (fld, False)
+        planned = self._planned.get(key, {})
+        if term not in planned:
+            return self.segment.dictionary(fld).postings_columns([term], locations), 0
+        columns = self._columns.get(key)
+        if columns is None:
+            columns = self._columns[key] = self.segment.dictionary(fld).postings_columns(list(planned), key[1])
+        return columns, planned[term]
+
     def postings(self, fld: str, term: bytes, locations: bool = False):
-        """(docs int64, freqs, norms float64, locations per doc or None) of the live hits."""
+        """(docs int64, freqs, norms float64, locations per doc or None) of the live hits; a
+        location is (field name, position, array positions)."""
         seg = self.segment
         if seg.field(fld) is None:
             empty = np.empty(0, dtype=np.int64)
             return empty, empty, np.empty(0), [] if locations else None
-        pl = seg.dictionary(fld).postings(term)
-        docs = pl.docs.astype(np.int64)
+        columns, i = self._hits_of(fld, term, locations)
+        lo, hi = columns.hit_offsets[i : i + 2].tolist()
+        docs = columns.docs[lo:hi].astype(np.int64)
         keep = self.live(docs)
-        hits = [h for h, k in zip(pl, keep) if k] if not keep.all() else list(pl)
-        freqs = np.fromiter((h.freq for h in hits), dtype=np.float64, count=len(hits))
-        norms = np.frombuffer(np.array([h.norm_bits for h in hits], dtype=np.uint32).tobytes(), dtype=np.float32).astype(np.float64)
+        freqs = columns.freqs[lo:hi][keep].astype(np.float64)
+        norms = columns.norms[lo:hi][keep].astype(np.float64)
         locs = None
         if locations:
             names = seg.field_names
-            locs = [[(names[loc.field_id] if loc.field_id < len(names) else "", loc.pos, loc.array_positions)
-                     for loc in (h.locations or ())] for h in hits]
+            loc_offsets = columns.location_offsets
+            first, last = loc_offsets[lo], loc_offsets[hi]
+            fields = [names[f] if f < len(names) else "" for f in columns.field_ids[first:last].tolist()]
+            positions = columns.pos[first:last].tolist()
+            ap_offsets = columns.array_position_offsets[first : last + 1].tolist()
+            aps = columns.array_positions[ap_offsets[0] : ap_offsets[-1]].tolist()
+            base = ap_offsets[0]
+            located = [(fields[k], positions[k], tuple(aps[ap_offsets[k] - base : ap_offsets[k + 1] - base])) for k in range(last - first)]
+            bounds = (loc_offsets[lo : hi + 1] - first).tolist()
+            locs = [located[bounds[h] : bounds[h + 1]] for h in np.flatnonzero(keep).tolist()]
         return docs[keep], freqs, norms, locs
 
 
@@ -724,7 +766,7 @@ def search_segments(segments: list[tuple[Segment, BitMap | None]], mapping: Inde
     root = plan(q, mapping, IndexStats(segments))
     seg_ix, docs_all, scores_all = [], [], []
     for k, (seg, deleted) in enumerate(segments):
-        docs, scores = evaluate(root, SegmentView(seg, deleted))
+        docs, scores = evaluate(root, SegmentView(seg, deleted, root))
         seg_ix.append(np.full(len(docs), k, dtype=np.int64))
         docs_all.append(docs)
         scores_all.append(scores)
@@ -736,8 +778,13 @@ def search_segments(segments: list[tuple[Segment, BitMap | None]], mapping: Inde
     order = np.lexsort((docs, segs, -scores))
     if size is not None:
         order = order[:size]
-    hits = [(segments[s][0].doc_id(int(d)).decode("utf-8", "replace"), float(sc))
-            for s, d, sc in zip(segs[order].tolist(), docs[order].tolist(), scores[order].tolist())]
+    hit_segs, hit_docs = segs[order], docs[order]
+    ids = [b""] * len(order)
+    for k in np.unique(hit_segs).tolist():  # each segment's ids at once, in the hits' order
+        at = np.flatnonzero(hit_segs == k)
+        for i, doc_id in zip(at.tolist(), segments[k][0].doc_ids(hit_docs[at])):
+            ids[i] = doc_id
+    hits = [(i.decode("utf-8", "replace"), sc) for i, sc in zip(ids, scores[order].tolist())]
     return SearchResult(len(docs), hits)
 
 

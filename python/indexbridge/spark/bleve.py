@@ -328,8 +328,8 @@ def _search_kernel(path: str, epoch: int | None, root):
             for ordinal in batch.column(0).to_pylist():
                 segment, entry = _segment_at(path, epoch, ordinal)
                 with segment:
-                    docs, scores = evaluate(root, SegmentView(segment, entry.deleted))
-                    ids = [segment.doc_id(int(d)).decode("utf-8", "replace") for d in docs.tolist()]
+                    docs, scores = evaluate(root, SegmentView(segment, entry.deleted, root))
+                    ids = [i.decode("utf-8", "replace") for i in segment.doc_ids(docs)]
                 yield pa.RecordBatch.from_pydict({"_id": ids, "score": scores.tolist(), "segment": [ordinal] * len(ids),
                                                   "doc": docs.astype("int32").tolist()}, schema=HITS)
     return kernel

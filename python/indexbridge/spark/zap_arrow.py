@@ -59,7 +59,8 @@ def _per_segment(schema: pa.Schema, rows: SegmentRows) -> Kernel:
 
 
 def _hits(path: str, segment: Segment, docs: Iterable[int]) -> Iterator[Row]:
-    return ((path, int(d), segment.doc_id(int(d)).decode()) for d in docs)
+    docs = np.asarray(docs, dtype=np.int64)
+    return ((path, d, doc_id.decode()) for d, doc_id in zip(docs.tolist(), segment.doc_ids(docs)))
 
 
 def _documents(path: str, segment: Segment) -> Iterator[Row]:

@@ -50,7 +50,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from indexbridge.bytes import MAX_UVARINT_BYTES, UVARINTS_BELOW_2_14, ByteReader, put_uvarint, small_uvarint
+from indexbridge.bytes import MAX_UVARINT_BYTES, UVARINTS_BELOW_2_14, ByteReader, put_uvarint, small_uvarint, ragged_arange, uvarints_at
 from indexbridge.errors import IndexFormatError
 from indexbridge.roaring import (
     ARRAY_MAX_CARDINALITY,
@@ -575,24 +575,30 @@ class PostingsColumns:
     def one_hits(cls, values: np.ndarray) -> PostingsColumns:
         """The columns of 1-hit FST values (uint64): one hit each, freq 1, no locations."""
         n = len(values)
-        none = np.zeros(0, dtype=np.uint64)
-        return cls(np.arange(n + 1, dtype=np.int64), (values & np.uint64(0x7FFFFFFF)).astype(np.uint32), np.ones(n, dtype=np.uint64),
-                   (values >> np.uint64(31) & np.uint64(0x7FFFFFFF)).astype(np.uint32), np.zeros(n, dtype=bool),
-                   np.zeros(n + 1, dtype=np.int64), none, none, none, none, np.zeros(1, dtype=np.int64), none)
+        return cls.hits(np.arange(n + 1, dtype=np.int64), (values & np.uint64(0x7FFFFFFF)).astype(np.uint32), np.ones(n, dtype=np.uint64),
+                        (values >> np.uint64(31) & np.uint64(0x7FFFFFFF)).astype(np.uint32), np.zeros(n, dtype=bool))
 
     @classmethod
-    def from_postings(cls, lists: Sequence[Iterator[Posting] | Sequence[Posting]]) -> PostingsColumns:
-        """The columns of per-hit postings lists (one per term), element by element."""
+    def hits(cls, hit_offsets: np.ndarray, docs: np.ndarray, freqs: np.ndarray, norm_bits: np.ndarray, has_locations: np.ndarray) -> PostingsColumns:
+        """The columns of hits without their locations (none, whatever ``has_locations`` says)."""
+        none = np.zeros(0, dtype=np.uint64)
+        return cls(hit_offsets, docs, freqs, norm_bits, has_locations, np.zeros(len(docs) + 1, dtype=np.int64),
+                   none, none, none, none, np.zeros(1, dtype=np.int64), none)
+
+    @classmethod
+    def from_postings(cls, lists: Sequence[Iterator[Posting] | Sequence[Posting]], locations: bool = True) -> PostingsColumns:
+        """The columns of per-hit postings lists (one per term), element by element (without
+        the locations unless ``locations``)."""
         hits = [list(pl) for pl in lists]
         flat = [p for pl in hits for p in pl]
-        locs = [loc for p in flat for loc in p.locations or ()]
         u64 = lambda values: np.array(values, dtype=np.uint64)  # noqa: E731
+        hit_columns = (_offsets([len(pl) for pl in hits]), np.array([p.doc for p in flat], dtype=np.uint32), u64([p.freq for p in flat]),
+                       np.array([p.norm_bits for p in flat], dtype=np.uint32), np.array([p.locations is not None for p in flat], dtype=bool))
+        if not locations:
+            return cls.hits(*hit_columns)
+        locs = [loc for p in flat for loc in p.locations or ()]
         return cls(
-            _offsets([len(pl) for pl in hits]),
-            np.array([p.doc for p in flat], dtype=np.uint32),
-            u64([p.freq for p in flat]),
-            np.array([p.norm_bits for p in flat], dtype=np.uint32),
-            np.array([p.locations is not None for p in flat], dtype=bool),
+            *hit_columns,
             _offsets([len(p.locations or ()) for p in flat]),
             u64([loc.field_id for loc in locs]),
             u64([loc.pos for loc in locs]),
@@ -640,9 +646,9 @@ class PostingsColumns:
     def take(self, terms: np.ndarray) -> PostingsColumns:
         """The columns of the terms at ``terms`` (indexes, in that order, repeats allowed)."""
         terms = np.asarray(terms, dtype=np.int64)
-        hits = _ragged_arange(self.hit_offsets[terms], np.diff(self.hit_offsets)[terms])
-        locs = _ragged_arange(self.location_offsets[hits], np.diff(self.location_offsets)[hits])
-        aps = _ragged_arange(self.array_position_offsets[locs], np.diff(self.array_position_offsets)[locs])
+        hits = ragged_arange(self.hit_offsets[terms], np.diff(self.hit_offsets)[terms])
+        locs = ragged_arange(self.location_offsets[hits], np.diff(self.location_offsets)[hits])
+        aps = ragged_arange(self.array_position_offsets[locs], np.diff(self.array_position_offsets)[locs])
         return PostingsColumns(
             _offsets(np.diff(self.hit_offsets)[terms]), self.docs[hits], self.freqs[hits], self.norm_bits[hits],
             self.has_locations[hits], _offsets(np.diff(self.location_offsets)[hits]),
@@ -669,31 +675,9 @@ def _offsets(counts) -> np.ndarray:
     return out
 
 
-def _ragged_arange(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """``concatenate([arange(s, s + c) for s, c in zip(starts, counts)])`` as int64."""
-    counts = np.asarray(counts, dtype=np.int64)
-    ends = np.cumsum(counts)
-    total = int(ends[-1]) if len(ends) else 0
-    return np.repeat(np.asarray(starts, dtype=np.int64) - (ends - counts), counts) + np.arange(total, dtype=np.int64)
-
-
 def _capped(values: np.ndarray) -> np.ndarray:
     """uint64 values as int64, capped at ``_INDEX_CAP`` (so that index arithmetic cannot wrap)."""
     return np.minimum(values, np.uint64(_INDEX_CAP)).astype(np.int64)
-
-
-def _uvarints_at(buf: np.ndarray, pos: np.ndarray, end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(value, offset after it, ok) of the uvarint at each of ``pos``; ok is False where it runs
-    to ``end`` or past 64 bits (the checked decoder then says which)."""
-    idx = pos[:, None] + np.arange(MAX_UVARINT_BYTES)
-    raw = buf[np.minimum(idx, end - 1)]
-    stop = (raw < 0x80) & (idx < end)
-    ok = stop.any(axis=1)
-    length = stop.argmax(axis=1) + 1
-    ok &= (length < MAX_UVARINT_BYTES) | (raw[:, -1] <= 1)
-    groups = np.where(np.arange(MAX_UVARINT_BYTES) < length[:, None], raw & 0x7F, 0).astype(np.uint64)
-    values = (groups << (np.uint64(7) * np.arange(MAX_UVARINT_BYTES, dtype=np.uint64))).sum(axis=1, dtype=np.uint64)
-    return values, pos + length, ok
 
 
 def _uvarint_stream(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -728,10 +712,11 @@ _BATCH_BYTES = 1 << 23  # records read together lie within this many bytes (the 
 
 def read_columns(
     data: memoryview, records: np.ndarray, file_end: int, chunk_factor: int, num_docs: int,
-    record: Callable[[int], PostingsList],
+    record: Callable[[int], PostingsList], locations: bool = True,
 ) -> PostingsColumns:
     """The columns of the postings records at ``records`` (int64 offsets in the file, strictly
-    ascending), decoded in bulk with numpy.
+    ascending), decoded in bulk with numpy; without their locations (not decoded, nor checked
+    where the bulk decoder reads the term: scoring needs none) unless ``locations``.
 
     The bulk decoder takes the layout zap writes: per term its freq/norm block, location block
     and postings record back to back, the roaring bitmap one array container (segments of up to
@@ -744,14 +729,14 @@ def read_columns(
         batch = (records - records[0]) // _BATCH_BYTES
         cuts = np.flatnonzero(batch[1:] != batch[:-1]) + 1
         return PostingsColumns.concat([
-            read_columns(data, part, file_end, chunk_factor, num_docs, record) for part in np.split(records, cuts)])
+            read_columns(data, part, file_end, chunk_factor, num_docs, record, locations) for part in np.split(records, cuts)])
     buf = np.frombuffer(data, dtype=np.uint8)[:file_end]
     if file_end < 16 or n == 0:
-        return PostingsColumns.from_postings([record(int(r)) for r in records.tolist()])
+        return PostingsColumns.from_postings([record(int(r)) for r in records.tolist()], locations)
     # postings records: uvarint freqBlockOffset, uvarint locBlockOffset, uvarint roaringLen, roaring
-    freq_offset, at, ok1 = _uvarints_at(buf, records, file_end)
-    loc_offset, at, ok2 = _uvarints_at(buf, at, file_end)
-    roaring_len, roaring_at, ok3 = _uvarints_at(buf, at, file_end)
+    freq_offset, at, ok1 = uvarints_at(buf, records, file_end)
+    loc_offset, at, ok2 = uvarints_at(buf, at, file_end)
+    roaring_len, roaring_at, ok3 = uvarints_at(buf, at, file_end)
     freq_offset, loc_offset, roaring_len = _capped(freq_offset), _capped(loc_offset), _capped(roaring_len)
     roaring_end = roaring_at + roaring_len
     ok = ok1 & ok2 & ok3 & (roaring_end <= np.append(records[1:], file_end))  # bitmaps apart: docs <= file size
@@ -763,7 +748,7 @@ def read_columns(
     # docNums of the one-array-container bitmaps: key << 16 | low half, strictly ascending, < numDocs
     counts = np.where(ok, card, 0)
     term = np.repeat(np.arange(n), counts)
-    low = _ragged_arange(np.zeros(n, dtype=np.int64), counts)  # index within the term
+    low = ragged_arange(np.zeros(n, dtype=np.int64), counts)  # index within the term
     at = roaring_at[term] + 16 + 2 * low
     docs = (words[:, 2] & 0xFFFF).astype(np.int64)[term] << 16 | buf[at] | buf[at + 1].astype(np.int64) << 8
     bad = docs >= num_docs
@@ -781,12 +766,12 @@ def read_columns(
     all_docs[np.repeat(ok, hit_counts)] = docs[ok[term]]
     for i, pl in zip(slow, slow_lists):
         all_docs[hit_offsets[i] : hit_offsets[i + 1]] = pl.docs
-    return _read_blocks(buf, records, freq_offset, loc_offset, hit_offsets, all_docs, chunk_factor, record)
+    return _read_blocks(buf, records, freq_offset, loc_offset, hit_offsets, all_docs, chunk_factor, record, locations)
 
 
 def _read_blocks(
     buf: np.ndarray, records: np.ndarray, freq_offset: np.ndarray, loc_offset: np.ndarray, hit_offsets: np.ndarray,
-    docs: np.ndarray, chunk_factor: int, record: Callable[[int], PostingsList],
+    docs: np.ndarray, chunk_factor: int, record: Callable[[int], PostingsList], locations: bool,
 ) -> PostingsColumns:
     """The hits of the terms whose records and docNums are given, from their freq/norm and
     location blocks (see :func:`read_columns`)."""
@@ -797,7 +782,7 @@ def _read_blocks(
     ok = (freq_offset < loc_offset) & (loc_offset < records) & (freq_offset >= previous_end) & (buf[records - 1] < 0x80)
     fast = np.flatnonzero(ok)
     if not len(fast):
-        return PostingsColumns.from_postings([record(int(r)) for r in records.tolist()])
+        return PostingsColumns.from_postings([record(int(r)) for r in records.tolist()], locations)
     f0, r0 = freq_offset[fast], records[fast]
     m = len(fast)
     lo, hi = int(f0[0]), int(r0[-1])
@@ -827,7 +812,7 @@ def _read_blocks(
     tid = np.repeat(np.arange(m), hits)
     hit_start = _offsets(hits)
     local = np.arange(len(tid)) - hit_start[tid]
-    hit_docs = docs[_ragged_arange(hit_offsets[fast], hits)]
+    hit_docs = docs[ragged_arange(hit_offsets[fast], hits)]
     chunk = hit_docs // chunk_factor
     last = hit_start[1:] - 1
     has_hits = hits > 0
@@ -843,36 +828,39 @@ def _read_blocks(
     k = np.searchsorted(key, c_tid << 32 | c, side="right") - hit_start[c_tid]
     expected = at[np.minimum(fe0[c_tid] + 2 * k, nvals)] - at[np.minimum(fe0[c_tid], nvals)]
     good[c_tid[V(vs[c_tid] + 1 + c) != expected.astype(np.uint64)]] = False
-    # location entries, one per hit with hasLocs: uvarint numBytes, then the locations; each entry
-    # follows the one before, so they are found in rounds (round j: every term's j-th entry)
-    loc_hits = np.flatnonzero(has_locs & good[tid])
-    per_term = np.bincount(tid[loc_hits], minlength=m)
-    value_at = np.full(len(raw) + 1, -1, dtype=np.int32 if len(raw) < 1 << 31 else np.int64)
-    value_at[at] = np.arange(nvals + 1)
-    heads, nexts = _chain_entries(values, at, value_at, le0, ve, per_term, good)
-    entry_end = np.zeros(len(tid), dtype=np.int64)  # value index after the hit's entry (or the one before)
-    entry_end[loc_hits] = nexts
-    entry_end = np.maximum.accumulate(np.maximum(entry_end, le0[tid])) if len(tid) else entry_end
-    c_tid = np.repeat(np.arange(m), loc_chunks)
-    c = np.arange(len(c_tid)) - _offsets(loc_chunks)[c_tid]
-    k = np.searchsorted(key, c_tid << 32 | c, side="right")
-    after = np.where(k > hit_start[c_tid], entry_end[np.maximum(k - 1, 0)], le0[c_tid])
-    expected = at[np.minimum(after, nvals)] - at[np.minimum(le0[c_tid], nvals)]
-    good[c_tid[V(lb[c_tid] + 1 + c) != expected.astype(np.uint64)]] = False
-    # locations: fieldId, pos, start, end, n, n array positions, filling the entry's body
-    loc_start, loc_count = _chain_locations(values, heads + 1, nexts, good, tid[loc_hits])
-    locs_per_hit = np.zeros(len(tid), dtype=np.int64)
-    locs_per_hit[loc_hits] = loc_count
-    n_aps = _capped(V(loc_start + 4))
-    columns = PostingsColumns(
-        hit_start, hit_docs.astype(np.uint32), code >> np.uint64(1), bits.astype(np.uint32), has_locs,
-        _offsets(locs_per_hit), V(loc_start), V(loc_start + 1), V(loc_start + 2), V(loc_start + 3),
-        _offsets(n_aps), V(_ragged_arange(loc_start + 5, n_aps)),
-    )
+    if not locations:
+        columns = PostingsColumns.hits(hit_start, hit_docs.astype(np.uint32), code >> np.uint64(1), bits.astype(np.uint32), has_locs)
+    else:
+        # location entries, one per hit with hasLocs: uvarint numBytes, then the locations; each entry
+        # follows the one before, so they are found in rounds (round j: every term's j-th entry)
+        loc_hits = np.flatnonzero(has_locs & good[tid])
+        per_term = np.bincount(tid[loc_hits], minlength=m)
+        value_at = np.full(len(raw) + 1, -1, dtype=np.int32 if len(raw) < 1 << 31 else np.int64)
+        value_at[at] = np.arange(nvals + 1)
+        heads, nexts = _chain_entries(values, at, value_at, le0, ve, per_term, good)
+        entry_end = np.zeros(len(tid), dtype=np.int64)  # value index after the hit's entry (or the one before)
+        entry_end[loc_hits] = nexts
+        entry_end = np.maximum.accumulate(np.maximum(entry_end, le0[tid])) if len(tid) else entry_end
+        c_tid = np.repeat(np.arange(m), loc_chunks)
+        c = np.arange(len(c_tid)) - _offsets(loc_chunks)[c_tid]
+        k = np.searchsorted(key, c_tid << 32 | c, side="right")
+        after = np.where(k > hit_start[c_tid], entry_end[np.maximum(k - 1, 0)], le0[c_tid])
+        expected = at[np.minimum(after, nvals)] - at[np.minimum(le0[c_tid], nvals)]
+        good[c_tid[V(lb[c_tid] + 1 + c) != expected.astype(np.uint64)]] = False
+        # locations: fieldId, pos, start, end, n, n array positions, filling the entry's body
+        loc_start, loc_count = _chain_locations(values, heads + 1, nexts, good, tid[loc_hits])
+        locs_per_hit = np.zeros(len(tid), dtype=np.int64)
+        locs_per_hit[loc_hits] = loc_count
+        n_aps = _capped(V(loc_start + 4))
+        columns = PostingsColumns(
+            hit_start, hit_docs.astype(np.uint32), code >> np.uint64(1), bits.astype(np.uint32), has_locs,
+            _offsets(locs_per_hit), V(loc_start), V(loc_start + 1), V(loc_start + 2), V(loc_start + 3),
+            _offsets(n_aps), V(ragged_arange(loc_start + 5, n_aps)),
+        )
     bad_terms = np.concatenate((np.flatnonzero(~ok), fast[~good]))
     if not len(bad_terms):
         return columns
-    checked = PostingsColumns.from_postings([record(int(records[i])) for i in bad_terms.tolist()])
+    checked = PostingsColumns.from_postings([record(int(records[i])) for i in bad_terms.tolist()], locations)
     order = np.empty(n, dtype=np.int64)  # term i's place in [good fast terms, bad terms]
     good_fast = fast[good]
     order[good_fast] = np.arange(len(good_fast))

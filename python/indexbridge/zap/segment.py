@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from indexbridge.bytes import ByteReader, crc32, put_uvarint
+from indexbridge.bytes import ByteReader, crc32, put_uvarint, take_ranges, uvarints_at
 from indexbridge.errors import IndexFormatError
 from indexbridge.zap import docvalues, stored
 from indexbridge.zap.analysis import ID_FIELD_NAME, Document, gc_paused
@@ -225,17 +225,18 @@ class Dictionary:
         value = None if self.fst is None else self.fst.get(term)
         return PostingsList.empty() if value is None else self.segment.postings_at(value, self.field.dict_offset)
 
-    def postings_columns(self, terms: Sequence[bytes] | None = None) -> PostingsColumns:
+    def postings_columns(self, terms: Sequence[bytes] | None = None, locations: bool = True) -> PostingsColumns:
         """The hits of many terms at once as flat arrays, term ``i`` of ``terms`` at index ``i``
         (no hits for an absent term); ``None``: every term of the field in byte order, as
-        :meth:`terms` lists them. Same values as :meth:`postings` term by term."""
+        :meth:`terms` lists them. Same values as :meth:`postings` term by term (without the
+        locations unless ``locations``)."""
         if self.fst is None:
             values = [None] * (0 if terms is None else len(terms))
         elif terms is None:
             values = [v for _, v in self.fst.items()]
         else:
             values = self.fst.get_many(terms)
-        return self.segment.postings_columns_at(values, self.field.dict_offset)
+        return self.segment.postings_columns_at(values, self.field.dict_offset, locations)
 
 
 class Segment:
@@ -355,9 +356,10 @@ class Segment:
             raise IndexFormatError(self.source, dict_offset, f"an FST value that is 1-hit or a postings offset in the file, found {value}")
         return PostingsList.read(self.data, self.source, value, len(self.data) - FOOTER_SIZE, self.chunk_factor, self.num_docs)
 
-    def postings_columns_at(self, values: Sequence[int | None], dict_offset: int = 0) -> PostingsColumns:
+    def postings_columns_at(self, values: Sequence[int | None], dict_offset: int = 0, locations: bool = True) -> PostingsColumns:
         """The columns of the postings lists that FST values name (None: no hits), in their order,
-        decoded in bulk; a value that :meth:`postings_at` rejects raises its error."""
+        decoded in bulk (without the locations unless ``locations``); a value that
+        :meth:`postings_at` rejects raises its error."""
         found = [v for v in values if v is not None]
         vals = np.array(found, dtype=np.uint64)
         one = vals & np.uint64(ENCODING_MASK) == np.uint64(ONE_HIT_FLAG)
@@ -369,7 +371,8 @@ class Segment:
         ascending = bool(np.all(offsets[1:] > offsets[:-1]))
         records, inverse = (offsets, None) if ascending else np.unique(offsets, return_inverse=True)
         general = read_columns(self.data, records, file_end, self.chunk_factor, self.num_docs,
-                               lambda offset: PostingsList.read(self.data, self.source, offset, file_end, self.chunk_factor, self.num_docs))
+                               lambda offset: PostingsList.read(self.data, self.source, offset, file_end, self.chunk_factor, self.num_docs),
+                               locations)
         if len(found) == len(values) and ascending and not one.any():
             return general
         # term i's place in [general records, 1-hit values, one term without hits]
@@ -419,6 +422,29 @@ class Segment:
         if id_len > end - data_start:
             raise IndexFormatError(self.source, meta_start, f"an _id of at most {end - data_start} bytes, found {id_len}")
         return bytes(self.data[data_start : data_start + id_len])
+
+    def doc_ids(self, docs: Sequence[int] | np.ndarray) -> list[bytes]:
+        """The external ids of ``docs`` (any order, repeats allowed), as :meth:`doc_id` gives
+        each, read all at once (numpy) from the stored index and the records' heads. A doc out of
+        range or a record that does not parse sends them all to :meth:`doc_id`, which raises."""
+        docs = np.asarray(docs, dtype=np.int64)
+        if not len(docs) or docs.min() < 0 or docs.max() >= self.num_docs:  # doc by doc: one out of range raises
+            return [self.doc_id(d) for d in docs.tolist()]
+        sio = self.footer.stored_index_offset
+        buf = np.frombuffer(self.data, dtype=np.uint8)
+        offsets = np.frombuffer(self.data, dtype=">u8", count=self.num_docs, offset=sio)[docs]
+        # a record: uvarint metaLen, uvarint dataLen, meta (uvarint len(_id) first), _id, ...; an
+        # offset at or past the stored index is read at it: a uvarint past the end, not ok
+        meta_len, at, ok_meta = uvarints_at(buf, np.minimum(offsets, sio).astype(np.int64), sio)
+        data_len, meta_start, ok_data = uvarints_at(buf, at, sio)
+        data_start = meta_start + np.minimum(meta_len, sio).astype(np.int64)  # capped: no wrap, still past sio
+        end = data_start + np.minimum(data_len, sio).astype(np.int64)
+        id_len, id_len_end, ok_id = uvarints_at(buf, meta_start, sio)
+        id_end = data_start + np.minimum(id_len, sio).astype(np.int64)
+        ok = ok_meta & ok_data & ok_id & (end <= sio) & (id_len_end <= data_start) & (id_end <= end)
+        if not ok.all():  # doc by doc: the first bad one raises
+            return [self.doc_id(d) for d in docs.tolist()]
+        return take_ranges(buf, data_start, id_end)
 
     def docvalue_section(self, field: str | int) -> DocValueSection | None:
         fid = field if isinstance(field, int) else self._ids[field]
