@@ -7,9 +7,10 @@ in Go (batches of 10000 into ``bleve.NewUsing(..., "scorch", ...)``, until ``Clo
 ``write_bleve_index`` writes the same documents from a cached DataFrame on ``local[2]`` with the
 Scala engine (goal: at most 1.0x Go's time) and the Python Arrow engine (goal: at most 3x), id
 uniqueness check included. Searching: queries of each supported kind over the index Spark wrote,
-every hit, best of ``--rounds``: bleve (Go, read-only), the Scala search in the JVM, the Python
-search in this process, and ``search_bleve_index`` (JVM engine, a Spark job). Nothing is
-asserted; the answers' totals are compared with bleve's and printed.
+every hit, best of ``--rounds``: bleve (Go, read-only), the Scala search in the JVM (after an
+untimed pass over the queries, for the JIT), the Python search in this process, and
+``search_bleve_index`` (JVM engine, a Spark job). Nothing is asserted; the answers' totals are
+compared with bleve's and printed.
 """
 
 from __future__ import annotations

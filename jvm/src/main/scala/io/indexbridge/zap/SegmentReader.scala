@@ -126,12 +126,18 @@ final class SegmentReader private (buf: ByteBuffer, val source: String, verifyCr
 
   /** Stored fields of `doc`. */
   def document(doc: Int): StoredDocument = {
-    if (doc < 0 || doc >= numDocs) throw new IndexOutOfBoundsException(s"doc $doc of $numDocs")
+    checkDoc(doc)
     StoredFields.read(storedSection, recordOffset(doc), fields.length)
   }
 
-  /** The external id (`_id`) of `doc`. */
-  def docId(doc: Int): Array[Byte] = document(doc).id
+  /** The external id (`_id`) of `doc` (its record's head only: no decompression). */
+  def docId(doc: Int): Array[Byte] = {
+    checkDoc(doc)
+    StoredFields.readId(storedSection, recordOffset(doc))
+  }
+
+  private def checkDoc(doc: Int): Unit =
+    if (doc < 0 || doc >= numDocs) throw new IndexOutOfBoundsException(s"doc $doc of $numDocs")
 
   private lazy val storedIndex: Long = {
     val o = footer.storedIndexOffset

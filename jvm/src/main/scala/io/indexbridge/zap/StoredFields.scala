@@ -60,17 +60,33 @@ object StoredFields {
     end
   }
 
-  /** Decodes the record at `offset`; `numFields` bounds the field ids. */
-  def read(r: BufferReader, offset: Long, numFields: Int): StoredDocument = {
+  /** A record's head at `offset`, read as far as the `_id` length: (a reader over the meta
+    * after it, where the data starts, the data length, the `_id` length). */
+  private def head(r: BufferReader, offset: Long): (BufferReader, Int, Int, Int) = {
     r.seek(offset, "stored record")
     val metaLen = r.uvarintUpTo(r.remaining.toLong, "stored record meta length")
     val dataLen = r.uvarintUpTo(r.remaining.toLong, "stored record data length")
     val metaStart = r.pos
     r.require(metaLen.toLong + dataLen, "stored record meta and data")
     val meta = r.range(metaStart, metaStart.toLong + metaLen, "stored record meta")
-    val dataStart = metaStart + metaLen
     val idLen = meta.uvarintUpTo(dataLen.toLong, "stored _id length")
-    val id = r.range(dataStart, dataStart.toLong + idLen, "stored _id").take(idLen, "stored _id")
+    (meta, metaStart + metaLen, dataLen, idLen)
+  }
+
+  private def id(r: BufferReader, dataStart: Int, idLen: Int): Array[Byte] =
+    r.range(dataStart, dataStart.toLong + idLen, "stored _id").take(idLen, "stored _id")
+
+  /** The `_id` of the record at `offset`, read without decompressing the other values (zap
+    * keeps it out of the snappy block for this). */
+  def readId(r: BufferReader, offset: Long): Array[Byte] = {
+    val (_, dataStart, _, idLen) = head(r, offset)
+    id(r, dataStart, idLen)
+  }
+
+  /** Decodes the record at `offset`; `numFields` bounds the field ids. */
+  def read(r: BufferReader, offset: Long, numFields: Int): StoredDocument = {
+    val (meta, dataStart, dataLen, idLen) = head(r, offset)
+    val docId = id(r, dataStart, idLen)
     val blockAt = dataStart + idLen
     val block = r.range(blockAt, dataStart.toLong + dataLen, "stored snappy block").take(dataLen - idLen, "stored snappy block")
     val data = Snappy.decode(block, 0, block.length, r.source, blockAt.toLong)
@@ -88,6 +104,6 @@ object StoredFields {
       if (fieldId == 0) meta.fail("stored values other than _id in the meta entries", at.toLong)
       values += StoredValue(fieldId, typ.toByte, java.util.Arrays.copyOfRange(data, start, start + length), ap)
     }
-    StoredDocument(id, values.result())
+    StoredDocument(docId, values.result())
   }
 }

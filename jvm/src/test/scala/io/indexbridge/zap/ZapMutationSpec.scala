@@ -35,7 +35,10 @@ class ZapMutationSpec extends AnyFunSuite {
         if (seg.numDocs > 0) section.terms(seg.numDocs - 1)
       }
     }
-    for (d <- 0 until seg.numDocs) seg.document(d)
+    for (d <- 0 until seg.numDocs) {
+      val id = seg.docId(d) // the record's head only: what document() reads first
+      assert(java.util.Arrays.equals(seg.document(d).id, id))
+    }
   }
 
   /** Runs decodeAll on a worker with a time limit; None = IndexFormatException. */
