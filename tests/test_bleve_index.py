@@ -287,6 +287,23 @@ def test_deletions_and_updates_in_bleve_built_index(built):
     assert deleted > 0
 
 
+def test_phrases_over_array_values_as_bleve_answers(boltgo, tmp_path):
+    """Phrases over arrays of text: consecutive positions in two elements are no phrase (bleve
+    compares the locations' array positions), within one element they are. Few words, so that
+    both happen often; every ordered pair of them asked, in the array's field and in _all."""
+    rng = random.Random(11)
+    words = corpus.WORDS[:8]
+    docs = [{"id": f"d{k}", "comments": [{"text": " ".join(rng.choice(words) for _ in range(rng.randint(1, 5)))}
+                                         for _ in range(rng.randint(1, 4))],
+             "tags": [rng.choice(words) for _ in range(rng.randint(1, 3))]} for k in range(60)]
+    queries = [{"match_phrase": f"{a} {b}", **({"field": f} if f else {})}
+               for a in words for b in words for f in ("comments.text", "tags", "")]
+    write_index(tmp_path / "ours", [(d["id"], d) for d in docs], None)
+    expected = answer(boltgo, tmp_path / "ours", queries)
+    assert sum(a["total"] for a in expected["answers"]) > 0
+    assert_answers(tmp_path / "ours", expected, queries, "phrases over arrays")
+
+
 def test_one_segment_is_the_builders(boltgo, tmp_path):
     w = Workload.generate(3, 60)
     run_job(boltgo, "bleve-build", {"mapping": w.mapping, "ops": [{"index": w.pairs}], "builder": True, "batch_size": 1000},

@@ -239,6 +239,30 @@ def _query_words(rng: random.Random, docs: list[dict]) -> list[str]:
     return words or [rng.choice(WORDS)]
 
 
+def _phrase_words(rng: random.Random, docs: list[dict]) -> tuple[list[str], str]:
+    """Consecutive words of one text value of a document, and its field: a phrase that matches;
+    or, from two of its comments, word k of one and word k + 1 of the other: consecutive
+    positions that must not match (their array positions differ)."""
+    doc = rng.choice(docs)
+    sources = [(name, [doc[name]]) for name in ("title", "body") if isinstance(doc.get(name), str)]
+    author = doc.get("author")
+    if isinstance(author, dict) and isinstance(author.get("name"), str):
+        sources.append(("author.name", [author["name"]]))
+    comments = [c["text"] for c in doc.get("comments") or () if isinstance(c, dict) and isinstance(c.get("text"), str)]
+    if comments:
+        sources.append(("comments.text", comments))
+    if not sources:
+        return [rng.choice(WORDS)], ""
+    name, texts = rng.choice(sources)
+    parts = [t.split() for t in texts]
+    if len(parts) > 1 and len(parts[1]) > 1 and parts[0] and rng.random() < 0.4:
+        k = rng.randrange(min(len(parts[0]), len(parts[1]) - 1))
+        return [parts[0][k], parts[1][k + 1]], name
+    words = rng.choice(parts) or [rng.choice(WORDS)]
+    start = rng.randrange(len(words))
+    return words[start : start + rng.randint(1, 4)], name
+
+
 def random_query(rng: random.Random, docs: list[dict], depth: int = 0) -> dict:
     kind = rng.choice(("term", "match", "match", "match_phrase", "prefix", "range", "conj", "disj", "match_all", "match_and"))
     if depth >= 2 and kind in ("conj", "disj"):
@@ -256,8 +280,12 @@ def random_query(rng: random.Random, docs: list[dict], depth: int = 0) -> dict:
             q["analyzer"] = rng.choice(ANALYZER_NAMES)
         fld = rng.choice(_FIELDS_TEXT)
     elif kind == "match_phrase":
-        q = {"match_phrase": " ".join(_query_words(rng, docs)[: rng.randint(1, 4)])}
-        fld = rng.choice(_FIELDS_TEXT)
+        if rng.random() < 0.75:  # words in a row of one value: most of these match
+            words, source = _phrase_words(rng, docs)
+            fld = rng.choice((source, source, ""))
+        else:
+            words, fld = _query_words(rng, docs)[: rng.randint(1, 4)], rng.choice(_FIELDS_TEXT)
+        q = {"match_phrase": " ".join(words)}
     elif kind == "prefix":
         word = rng.choice(_query_words(rng, docs)).lower()
         q = {"prefix": word[: rng.randint(1, 3)] if rng.random() < 0.9 else ""}

@@ -57,6 +57,7 @@ import numpy as np
 from pyroaring import BitMap
 
 from indexbridge.bleve.mapping import IndexMapping, go_string
+from indexbridge.bytes import ragged_arange
 from indexbridge.errors import IndexFormatError
 from indexbridge.zap.analyzers import ANALYZERS, analyze, float64_to_int64, prefix_coded_int64
 from indexbridge.zap.postings import PostingsColumns
@@ -616,33 +617,37 @@ class SegmentView:
             columns = self._columns[key] = self.segment.dictionary(fld).postings_columns(list(planned), key[1])
         return columns, planned[term]
 
-    def postings(self, fld: str, term: bytes, locations: bool = False):
-        """(docs int64, freqs, norms float64, locations per doc or None) of the live hits; a
-        location is (field name, position, array positions)."""
-        seg = self.segment
-        if seg.field(fld) is None:
+    def postings(self, fld: str, term: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(docs int64, freqs, norms float64) of the live hits."""
+        if self.segment.field(fld) is None:
             empty = np.empty(0, dtype=np.int64)
-            return empty, empty, np.empty(0), [] if locations else None
-        columns, i = self._hits_of(fld, term, locations)
+            return empty, empty, np.empty(0)
+        columns, i = self._hits_of(fld, term, False)
         lo, hi = columns.hit_offsets[i : i + 2].tolist()
         docs = columns.docs[lo:hi].astype(np.int64)
         keep = self.live(docs)
-        freqs = columns.freqs[lo:hi][keep].astype(np.float64)
-        norms = columns.norms[lo:hi][keep].astype(np.float64)
-        locs = None
-        if locations:
-            names = seg.field_names
-            loc_offsets = columns.location_offsets
-            first, last = loc_offsets[lo], loc_offsets[hi]
-            fields = [names[f] if f < len(names) else "" for f in columns.field_ids[first:last].tolist()]
-            positions = columns.pos[first:last].tolist()
-            ap_offsets = columns.array_position_offsets[first : last + 1].tolist()
-            aps = columns.array_positions[ap_offsets[0] : ap_offsets[-1]].tolist()
-            base = ap_offsets[0]
-            located = [(fields[k], positions[k], tuple(aps[ap_offsets[k] - base : ap_offsets[k + 1] - base])) for k in range(last - first)]
-            bounds = (loc_offsets[lo : hi + 1] - first).tolist()
-            locs = [located[bounds[h] : bounds[h + 1]] for h in np.flatnonzero(keep).tolist()]
-        return docs[keep], freqs, norms, locs
+        return docs[keep], columns.freqs[lo:hi][keep].astype(np.float64), columns.norms[lo:hi][keep].astype(np.float64)
+
+    def locations(self, fld: str, term: bytes, docs: np.ndarray) -> tuple[list[int], list[list[tuple[str, int, tuple[int, ...]]]]]:
+        """The docs of ``docs`` (live ones) with ``term`` in ``fld``, ascending, and the term's
+        locations in each: (field name, position, array positions)."""
+        seg = self.segment
+        if seg.field(fld) is None:
+            return [], []
+        columns, i = self._hits_of(fld, term, True)
+        lo, hi = columns.hit_offsets[i : i + 2].tolist()
+        hits = lo + np.flatnonzero(np.isin(columns.docs[lo:hi], docs))
+        loc_offsets, ap_offsets = columns.location_offsets, columns.array_position_offsets
+        counts = loc_offsets[hits + 1] - loc_offsets[hits]
+        located = ragged_arange(loc_offsets[hits], counts)  # the picked hits' locations, in order
+        ap_counts = ap_offsets[located + 1] - ap_offsets[located]
+        aps = columns.array_positions[ragged_arange(ap_offsets[located], ap_counts)].tolist()
+        ap_bounds = np.concatenate(([0], np.cumsum(ap_counts))).tolist()
+        names = seg.field_names
+        locs = [(names[f] if f < len(names) else "", p, tuple(aps[a:b]))
+                for f, p, a, b in zip(columns.field_ids[located].tolist(), columns.pos[located].tolist(), ap_bounds, ap_bounds[1:])]
+        bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
+        return columns.docs[hits].tolist(), [locs[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
 _EMPTY = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
@@ -651,7 +656,7 @@ _EMPTY = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
 def evaluate(node: Node, view: SegmentView) -> tuple[np.ndarray, np.ndarray]:
     """(doc numbers, scores) of the live documents of one segment that ``node`` matches, by doc."""
     if isinstance(node, TermNode):
-        docs, freqs, norms, _ = view.postings(node.field, node.term)
+        docs, freqs, norms = view.postings(node.field, node.term)
         scores = np.sqrt(freqs) * norms * node.idf
         if node.query_weight != 1.0:
             scores = scores * node.query_weight
@@ -713,16 +718,14 @@ def _phrase(node: PhraseNode, view: SegmentView) -> tuple[np.ndarray, np.ndarray
     docs, scores = evaluate(node.must, view)
     if not len(docs):
         return docs, scores
-    # term -> doc -> locations, over every term searcher of the phrase (bleve merges them)
+    # doc -> location field -> term -> locations, over every term searcher of the phrase (bleve
+    # merges them), for the docs that have them all
     by_doc: dict[int, dict[str, dict[bytes, list]]] = {}
-    wanted = set(docs.tolist())
     for leaf in _leaves(node.must):
-        tdocs, _, _, locs = view.postings(leaf.field, leaf.term, locations=True)
-        for doc, doc_locs in zip(tdocs.tolist(), locs):
-            if doc in wanted:
-                fields = by_doc.setdefault(doc, {})
-                for fld, pos, aps in doc_locs:
-                    fields.setdefault(fld, {}).setdefault(leaf.term, []).append((pos, aps))
+        for doc, doc_locs in zip(*view.locations(leaf.field, leaf.term, docs)):
+            fields = by_doc.setdefault(doc, {})
+            for fld, pos, aps in doc_locs:
+                fields.setdefault(fld, {}).setdefault(leaf.term, []).append((pos, aps))
     keep = np.array([any(_phrase_paths(node.terms, tlm) for tlm in by_doc.get(doc, {}).values()) for doc in docs.tolist()], dtype=bool)
     return docs[keep], scores[keep]
 
