@@ -287,10 +287,11 @@ def test_deletions_and_updates_in_bleve_built_index(built):
     assert deleted > 0
 
 
-def test_phrases_over_array_values_as_bleve_answers(boltgo, tmp_path):
+def test_phrases_over_array_values_as_bleve_answers(boltgo, scala, tmp_path):
     """Phrases over arrays of text: consecutive positions in two elements are no phrase (bleve
     compares the locations' array positions), within one element they are. Few words, so that
-    both happen often; every ordered pair of them asked, in the array's field and in _all."""
+    both happen often; every ordered pair of them asked, in the array's field and in _all; the
+    Python and the Scala search against bleve's answers."""
     rng = random.Random(11)
     words = corpus.WORDS[:8]
     docs = [{"id": f"d{k}", "comments": [{"text": " ".join(rng.choice(words) for _ in range(rng.randint(1, 5)))}
@@ -302,6 +303,9 @@ def test_phrases_over_array_values_as_bleve_answers(boltgo, tmp_path):
     expected = answer(boltgo, tmp_path / "ours", queries)
     assert sum(a["total"] for a in expected["answers"]) > 0
     assert_answers(tmp_path / "ours", expected, queries, "phrases over arrays")
+    for q, got, want in zip(queries, _scala_answers(scala, tmp_path / "ours", queries, tmp_path)["answers"], expected["answers"]):
+        assert got["total"] == want["total"], q
+        assert_same_hits([tuple(h) for h in got["hits"]], want["hits"], f"scala {json.dumps(q)}")
 
 
 def test_one_segment_is_the_builders(boltgo, tmp_path):
