@@ -33,7 +33,7 @@ _U64_BE = struct.Struct(">Q")
 _U64_LE = struct.Struct("<Q")
 
 MAX_UVARINT_BYTES = 10
-__all__ = ["ByteReader", "crc32", "put_uvarint", "small_uvarint", "ragged_arange", "take_ranges", "uvarint_bytes", "uvarints_at", "MAX_UVARINT_BYTES", "UVARINTS_BELOW_2_14"]
+__all__ = ["ByteReader", "crc32", "put_uvarint", "small_uvarint", "list_offsets", "ragged_arange", "take_ranges", "uvarint_bytes", "uvarints_at", "MAX_UVARINT_BYTES", "UVARINTS_BELOW_2_14"]
 
 
 def put_uvarint(out: bytearray, value: int) -> None:
@@ -65,6 +65,14 @@ def small_uvarint(value: int) -> bytes:
     return uvarint_bytes(value)
 
 
+def list_offsets(counts) -> np.ndarray:
+    """[0, c0, c0+c1, ...] as int64: where each of lists of ``counts`` items starts in their
+    concatenation, and its end (Arrow's list offsets)."""
+    out = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=out[1:])
+    return out
+
+
 def ragged_arange(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """``concatenate([arange(s, s + c) for s, c in zip(starts, counts)])`` as int64."""
     counts = np.asarray(counts, dtype=np.int64)
@@ -77,8 +85,8 @@ def take_ranges(buf: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> list[
     """``[bytes(buf[a:b]) for a, b in zip(starts, stops)]`` (ranges within ``buf``), gathered at
     once: one copy of all of them, then a slice each of that ``bytes``."""
     raw = buf[ragged_arange(starts, stops - starts)].tobytes()
-    cuts = np.cumsum(stops - starts).tolist()
-    return [raw[a:b] for a, b in zip([0, *cuts], cuts)]
+    cuts = list_offsets(stops - starts).tolist()
+    return [raw[a:b] for a, b in zip(cuts, cuts[1:])]
 
 
 def uvarints_at(buf: np.ndarray, pos: np.ndarray, end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -57,7 +57,7 @@ import numpy as np
 from pyroaring import BitMap
 
 from indexbridge.bleve.mapping import IndexMapping, go_string
-from indexbridge.bytes import ragged_arange
+from indexbridge.bytes import list_offsets, ragged_arange
 from indexbridge.errors import IndexFormatError
 from indexbridge.zap.analyzers import ANALYZERS, analyze, float64_to_int64, prefix_coded_int64
 from indexbridge.zap.postings import PostingsColumns
@@ -642,11 +642,11 @@ class SegmentView:
         located = ragged_arange(loc_offsets[hits], counts)  # the picked hits' locations, in order
         ap_counts = ap_offsets[located + 1] - ap_offsets[located]
         aps = columns.array_positions[ragged_arange(ap_offsets[located], ap_counts)].tolist()
-        ap_bounds = np.concatenate(([0], np.cumsum(ap_counts))).tolist()
+        ap_bounds = list_offsets(ap_counts).tolist()
         names = seg.field_names
         locs = [(names[f] if f < len(names) else "", p, tuple(aps[a:b]))
                 for f, p, a, b in zip(columns.field_ids[located].tolist(), columns.pos[located].tolist(), ap_bounds, ap_bounds[1:])]
-        bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
+        bounds = list_offsets(counts).tolist()
         return columns.docs[hits].tolist(), [locs[a:b] for a, b in zip(bounds, bounds[1:])]
 
 

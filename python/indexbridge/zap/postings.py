@@ -50,7 +50,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from indexbridge.bytes import MAX_UVARINT_BYTES, UVARINTS_BELOW_2_14, ByteReader, put_uvarint, small_uvarint, ragged_arange, uvarints_at
+from indexbridge.bytes import MAX_UVARINT_BYTES, UVARINTS_BELOW_2_14, ByteReader, put_uvarint, small_uvarint, list_offsets, ragged_arange, uvarints_at
 from indexbridge.errors import IndexFormatError
 from indexbridge.roaring import (
     ARRAY_MAX_CARDINALITY,
@@ -592,19 +592,19 @@ class PostingsColumns:
         hits = [list(pl) for pl in lists]
         flat = [p for pl in hits for p in pl]
         u64 = lambda values: np.array(values, dtype=np.uint64)  # noqa: E731
-        hit_columns = (_offsets([len(pl) for pl in hits]), np.array([p.doc for p in flat], dtype=np.uint32), u64([p.freq for p in flat]),
+        hit_columns = (list_offsets([len(pl) for pl in hits]), np.array([p.doc for p in flat], dtype=np.uint32), u64([p.freq for p in flat]),
                        np.array([p.norm_bits for p in flat], dtype=np.uint32), np.array([p.locations is not None for p in flat], dtype=bool))
         if not locations:
             return cls.hits(*hit_columns)
         locs = [loc for p in flat for loc in p.locations or ()]
         return cls(
             *hit_columns,
-            _offsets([len(p.locations or ()) for p in flat]),
+            list_offsets([len(p.locations or ()) for p in flat]),
             u64([loc.field_id for loc in locs]),
             u64([loc.pos for loc in locs]),
             u64([loc.start for loc in locs]),
             u64([loc.end for loc in locs]),
-            _offsets([len(loc.array_positions) for loc in locs]),
+            list_offsets([len(loc.array_positions) for loc in locs]),
             u64([ap for loc in locs for ap in loc.array_positions]),
         )
 
@@ -650,10 +650,10 @@ class PostingsColumns:
         locs = ragged_arange(self.location_offsets[hits], np.diff(self.location_offsets)[hits])
         aps = ragged_arange(self.array_position_offsets[locs], np.diff(self.array_position_offsets)[locs])
         return PostingsColumns(
-            _offsets(np.diff(self.hit_offsets)[terms]), self.docs[hits], self.freqs[hits], self.norm_bits[hits],
-            self.has_locations[hits], _offsets(np.diff(self.location_offsets)[hits]),
+            list_offsets(np.diff(self.hit_offsets)[terms]), self.docs[hits], self.freqs[hits], self.norm_bits[hits],
+            self.has_locations[hits], list_offsets(np.diff(self.location_offsets)[hits]),
             self.field_ids[locs], self.pos[locs], self.starts[locs], self.ends[locs],
-            _offsets(np.diff(self.array_position_offsets)[locs]), self.array_positions[aps],
+            list_offsets(np.diff(self.array_position_offsets)[locs]), self.array_positions[aps],
         )
 
     @classmethod
@@ -662,17 +662,10 @@ class PostingsColumns:
         cat = lambda name: np.concatenate([getattr(p, name) for p in parts])  # noqa: E731
         counts = lambda name: np.concatenate([np.diff(getattr(p, name)) for p in parts])  # noqa: E731
         return cls(
-            _offsets(counts("hit_offsets")), cat("docs"), cat("freqs"), cat("norm_bits"), cat("has_locations"),
-            _offsets(counts("location_offsets")), cat("field_ids"), cat("pos"), cat("starts"), cat("ends"),
-            _offsets(counts("array_position_offsets")), cat("array_positions"),
+            list_offsets(counts("hit_offsets")), cat("docs"), cat("freqs"), cat("norm_bits"), cat("has_locations"),
+            list_offsets(counts("location_offsets")), cat("field_ids"), cat("pos"), cat("starts"), cat("ends"),
+            list_offsets(counts("array_position_offsets")), cat("array_positions"),
         )
-
-
-def _offsets(counts) -> np.ndarray:
-    """[0, c0, c0+c1, ...] as int64."""
-    out = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=out[1:])
-    return out
 
 
 def _capped(values: np.ndarray) -> np.ndarray:
@@ -761,7 +754,7 @@ def read_columns(
     for i, pl in zip(slow, slow_lists):
         hit_counts[i] = len(pl)
         freq_offset[i], loc_offset[i] = pl.record_info[:2]
-    hit_offsets = _offsets(hit_counts)
+    hit_offsets = list_offsets(hit_counts)
     all_docs = np.empty(int(hit_offsets[-1]), dtype=np.int64)
     all_docs[np.repeat(ok, hit_counts)] = docs[ok[term]]
     for i, pl in zip(slow, slow_lists):
@@ -792,7 +785,7 @@ def _read_blocks(
     raw = buf[lo:hi][np.cumsum(inside[:-1], dtype=np.int8).view(bool)]
     values, at, too_long = _uvarint_stream(raw)
     nvals = len(values)
-    region = _offsets(r0 - f0)
+    region = list_offsets(r0 - f0)
     vs = np.searchsorted(at, region[:-1])  # each term's first value ...
     ve = np.searchsorted(at, region[1:])  # ... and the one after its last
     good = np.ones(m, dtype=bool)
@@ -810,7 +803,7 @@ def _read_blocks(
     good &= le0 <= ve
     freq_chunks[~good] = loc_chunks[~good] = hits[~good] = 0
     tid = np.repeat(np.arange(m), hits)
-    hit_start = _offsets(hits)
+    hit_start = list_offsets(hits)
     local = np.arange(len(tid)) - hit_start[tid]
     hit_docs = docs[ragged_arange(hit_offsets[fast], hits)]
     chunk = hit_docs // chunk_factor
@@ -824,7 +817,7 @@ def _read_blocks(
     key = tid << 32 | chunk  # ascending: terms in order, docs ascending within a term
     # freq/norm chunk c must end after the entries of the hits in chunks <= c
     c_tid = np.repeat(np.arange(m), freq_chunks)
-    c = np.arange(len(c_tid)) - _offsets(freq_chunks)[c_tid]
+    c = np.arange(len(c_tid)) - list_offsets(freq_chunks)[c_tid]
     k = np.searchsorted(key, c_tid << 32 | c, side="right") - hit_start[c_tid]
     expected = at[np.minimum(fe0[c_tid] + 2 * k, nvals)] - at[np.minimum(fe0[c_tid], nvals)]
     good[c_tid[V(vs[c_tid] + 1 + c) != expected.astype(np.uint64)]] = False
@@ -842,7 +835,7 @@ def _read_blocks(
         entry_end[loc_hits] = nexts
         entry_end = np.maximum.accumulate(np.maximum(entry_end, le0[tid])) if len(tid) else entry_end
         c_tid = np.repeat(np.arange(m), loc_chunks)
-        c = np.arange(len(c_tid)) - _offsets(loc_chunks)[c_tid]
+        c = np.arange(len(c_tid)) - list_offsets(loc_chunks)[c_tid]
         k = np.searchsorted(key, c_tid << 32 | c, side="right")
         after = np.where(k > hit_start[c_tid], entry_end[np.maximum(k - 1, 0)], le0[c_tid])
         expected = at[np.minimum(after, nvals)] - at[np.minimum(le0[c_tid], nvals)]
@@ -854,8 +847,8 @@ def _read_blocks(
         n_aps = _capped(V(loc_start + 4))
         columns = PostingsColumns(
             hit_start, hit_docs.astype(np.uint32), code >> np.uint64(1), bits.astype(np.uint32), has_locs,
-            _offsets(locs_per_hit), V(loc_start), V(loc_start + 1), V(loc_start + 2), V(loc_start + 3),
-            _offsets(n_aps), V(ragged_arange(loc_start + 5, n_aps)),
+            list_offsets(locs_per_hit), V(loc_start), V(loc_start + 1), V(loc_start + 2), V(loc_start + 3),
+            list_offsets(n_aps), V(ragged_arange(loc_start + 5, n_aps)),
         )
     bad_terms = np.concatenate((np.flatnonzero(~ok), fast[~good]))
     if not len(bad_terms):
@@ -878,7 +871,7 @@ def _chain_entries(values, at, value_at, le0, ve, per_term, good) -> tuple[np.nd
     nvals = len(values)
     order = np.argsort(-per_term, kind="stable")
     sorted_counts = per_term[order]
-    first = _offsets(per_term)[:-1]
+    first = list_offsets(per_term)[:-1]
     heads = np.zeros(int(per_term.sum()), dtype=np.int64)
     nexts = np.zeros_like(heads)
     cur = le0[order]
@@ -934,7 +927,7 @@ def _chain_locations(values, body_start, body_end, good, term) -> tuple[np.ndarr
     body_end = body_start + size
     whole = size // 5
     slot_body = np.repeat(np.arange(len(size)), whole)
-    slots = body_start[slot_body] + 5 * (np.arange(len(slot_body)) - _offsets(whole)[slot_body]) + 4
+    slots = body_start[slot_body] + 5 * (np.arange(len(slot_body)) - list_offsets(whole)[slot_body]) + 4
     plain = (size % 5 == 0) & (np.bincount(slot_body[values[np.minimum(slots, nvals - 1)] != 0], minlength=len(size)) == 0)
     counts = np.where(plain, whole, 0)
     found_body, found_start = [], []
@@ -953,7 +946,7 @@ def _chain_locations(values, body_start, body_end, good, term) -> tuple[np.ndarr
     if found_body:
         other_body = np.concatenate(found_body)
         counts += np.bincount(other_body, minlength=len(size))
-    offsets = _offsets(counts)
+    offsets = list_offsets(counts)
     in_plain = np.repeat(plain, counts)
     starts[in_plain] = slots[np.repeat(plain, whole)] - 4
     if found_body:
