@@ -2,8 +2,9 @@
 
 Every file-index vector is mutated field by field (each byte flipped, each integer field set
 to extreme values, truncated at every field boundary and at sampled lengths), as the table-index
-mutation test does (its helpers are reused). The fields are walked here, independently of the
-codecs. Decoding means parsing and then answering queries, which loads every bitmap.
+mutation test does (its helpers are reused, with the default run's share of flips and extreme
+values). The fields are walked here, independently of the codecs. Decoding means parsing and then
+answering queries, which loads every bitmap.
 """
 
 from __future__ import annotations
@@ -224,7 +225,7 @@ def test_mutated_inputs(vectors_dir: Path, paimon_fileindex_case: dict, cpu_dead
     assert all(_decode(d, original) for d in decoders), "the reference itself must decode"
     fields = _selected_fields(_fields(case, original), rng)
     rejected = 0
-    for mutated in _flips_and_truncations(original, fields, rng):
+    for mutated in _flips_and_truncations(case["bin"], original, fields, rng):
         rejected += sum(not _decode(decode, mutated) for decode in decoders)
     assert rejected > 0, case["bin"]
 

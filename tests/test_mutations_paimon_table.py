@@ -4,7 +4,9 @@ Every vector binary is mutated field by field (each byte flipped, each integer f
 extreme values, truncated at every field boundary and at sampled lengths). Each decoder must
 either succeed or raise ``IndexFormatError``: no other exception, no hang (the ``cpu_deadline``
 fixture fails the test), and no allocation beyond what the input justifies (``tracemalloc`` peak, which sees
-Python and numpy allocations; pyroaring only ever receives header-validated slices).
+Python and numpy allocations; pyroaring only ever receives header-validated slices). The default
+run takes a quarter of the flips and of the extreme values, a different quarter each day, and
+every truncation (``depth.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import depth
 import pytest
 
 from indexbridge.errors import IndexFormatError
@@ -28,6 +31,7 @@ PAYLOAD_SAMPLES = 128  # sampled other bytes of bigger files
 ALL_FIELDS = 64  # files with more header fields get the first and last ones plus a sample
 FIELD_SAMPLES = 48
 TRUNCATION_SAMPLES = 48
+MUTANT_SHARE = 0.25  # of the flips and of the extreme values in the default run, the day's draw (all: INDEXBRIDGE_DEEP=1)
 
 
 @dataclass(frozen=True)
@@ -112,13 +116,13 @@ def _selected_fields(fields: list[Field], rng: random.Random) -> list[Field]:
     return fields[:16] + rng.sample(fields[16:-1], FIELD_SAMPLES) + fields[-1:]
 
 
-def _flips_and_truncations(data: bytes, fields: list[Field], rng: random.Random) -> Iterator[bytes]:
+def _flips_and_truncations(name: str, data: bytes, fields: list[Field], rng: random.Random) -> Iterator[bytes]:
     in_fields = {i for f in fields for i in range(f.start, f.start + f.width)}
     if len(data) <= SMALL_FILE:
         flips = range(len(data))
     else:
         flips = sorted(in_fields | set(rng.sample(range(len(data)), PAYLOAD_SAMPLES)))
-    for i in flips:
+    for i in depth.sample(flips, MUTANT_SHARE, f"{name}/flips"):
         for mask in (0xFF, 0x01):
             yield data[:i] + bytes([data[i] ^ mask]) + data[i + 1 :]
     cuts = {0, 1, len(data) - 1} | {f.start for f in fields} | {f.start + f.width for f in fields}
@@ -127,11 +131,9 @@ def _flips_and_truncations(data: bytes, fields: list[Field], rng: random.Random)
         yield data[:n]
 
 
-def _extreme_values(data: bytes, fields: list[Field]) -> Iterator[bytes]:
-    """Each field set to 0, 1, its neighbours, 2^16, 2^31 and the limits of its type."""
-    for f in fields:
-        for replacement in _extremes(f.fmt, data[f.start : f.start + f.width]):
-            yield data[: f.start] + replacement + data[f.start + f.width :]
+def _extreme_values(data: bytes, fields: list[Field]) -> list[tuple[Field, bytes]]:
+    """Each field with the values to set it to: 0, 1, its neighbours, 2^16, 2^31 and the limits of its type."""
+    return [(f, replacement) for f in fields for replacement in _extremes(f.fmt, data[f.start : f.start + f.width])]
 
 
 def _decoders(case: dict, case_dir: Path) -> list[tuple[str, list[Field], list[Callable[[bytes], object]]]]:
@@ -178,7 +180,7 @@ def test_mutated_inputs(vectors_dir: Path, paimon_table_case: dict, cpu_deadline
         original = (case_dir / name).read_bytes()
         fields = _selected_fields(all_fields, rng)
         rejected = 0
-        for mutated in _flips_and_truncations(original, fields, rng):
+        for mutated in _flips_and_truncations(name, original, fields, rng):
             rejected += sum(not _decode(decode, mutated) for decode in decoders)
         assert rejected > 0 or case["format"] == "hash", name
 
@@ -190,9 +192,11 @@ def _assert_bounded_allocation(name: str, original: bytes, fields: list[Field], 
     """Decoding ``original`` with each field set to extreme values allocates at most 64 bytes
     per input byte (+ 1 MiB)."""
     budget = (1 << 20) + 64 * len(original)
+    changes = depth.sample(_extreme_values(original, fields), MUTANT_SHARE, f"{name}/extremes")
     tracemalloc.start()
     try:
-        for mutated in _extreme_values(original, fields):
+        for f, replacement in changes:
+            mutated = original[: f.start] + replacement + original[f.start + f.width :]
             tracemalloc.reset_peak()
             _decode(decode, mutated)
             peak = tracemalloc.get_traced_memory()[1]

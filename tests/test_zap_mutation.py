@@ -3,7 +3,8 @@ exception, a hang, or an allocation out of proportion to the file.
 
 Mutations: bytes flipped at sampled offsets (every structure of the small files, a sample of the
 big ones), each footer field set to extreme values, the file truncated and inflated. The CRC is
-not verified here (it would catch every flip); a separate test checks that it does.
+not verified here (it would catch every flip); a separate test checks that it does. The default
+run decodes a quarter of each file's mutants, a different quarter each day (``depth.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import tracemalloc
 from itertools import islice
 from pathlib import Path
 
+import depth
 import pytest
 
 from indexbridge.errors import IndexFormatError
@@ -29,6 +31,7 @@ MAX_OFFSETS = 1500  # files up to this size get every offset changed
 BODY_SAMPLE_SMALL = 600  # offsets sampled before the last 400 bytes of files up to 20000 bytes
 BODY_SAMPLE_LARGE = 40  # ... and of the bigger ones (up to 12 MB), whose reads are slow
 TRACE_EVERY = 8
+MUTANT_SHARE = 0.25  # of a file's mutants in the default run, the day's draw (every one with INDEXBRIDGE_DEEP=1)
 COLUMNS_EVERY = 3  # the columnar read of every third mutant (with every eighth's memory traced, 1 in 24 both)
 
 
@@ -106,7 +109,7 @@ def _timeout(signum, frame):
 
 def test_mutants_decode_or_raise(vectors_dir: Path, zap_segment_name: str) -> None:
     data = (vectors_dir / "zap" / f"{zap_segment_name}.zap").read_bytes()
-    mutants = _mutants(data, random.Random(zap_segment_name))
+    mutants = depth.sample(_mutants(data, random.Random(zap_segment_name)), MUTANT_SHARE, zap_segment_name)
     budget = 50 * len(data) + (8 << 20)
     previous = signal.signal(signal.SIGALRM, _timeout)
     signal.alarm(SECONDS_PER_FILE)

@@ -5,6 +5,7 @@ exactly what a plain dict-of-lists index of the same documents holds (terms, pos
 freqs/norms/locations, prefix and range queries, stored fields, doc ids, docvalues).
 Merge: merging random segments with random drops must read like a segment built from the
 surviving documents, with the documented doc-number mapping.
+The default run takes the day's share of each test's seeds (``depth.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import random
 from bisect import bisect_left
 from pathlib import Path
 
+import depth
 import pytest
 from zap_generated import NAMES, VOCABULARY, brute_force, check_columns, corpus, hits_or_error
 
@@ -60,7 +62,7 @@ def read_back(segment: Segment, rng: random.Random) -> dict:
     return {"fields": segment.field_names, "postings": postings, "stored": stored, "docvalues": doc_values}
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", depth.seeds(40, 20))
 def test_build_reads_back_as_the_brute_force_index(seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(seed)
     if seed % 2:  # the bulk decoder splits every term chunk by chunk, as it does a long term's
@@ -74,7 +76,7 @@ def test_build_reads_back_as_the_brute_force_index(seed: int, tmp_path: Path, mo
         assert read_back(segment, rng) == brute_force(docs)
 
 
-@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("seed", depth.seeds(30, 15))
 def test_merge_reads_like_a_build_of_the_survivors(seed: int) -> None:
     rng = random.Random(1000 + seed)
     corpora, segments, drops = [], [], []
@@ -118,7 +120,7 @@ def test_merge_reads_like_a_build_of_the_survivors(seed: int) -> None:
 COLUMNS_EVERY = 4  # the columnar read of a sample of the targeted damages (each costs a few ms)
 
 
-@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("seed", depth.seeds(20, 5))
 def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_damaged_bytes(seed: int, bulk_split: str) -> None:
     """Iterating a postings list decodes it in bulk (regex-split uvarints); on any byte damage it
     must give exactly the checked, field-by-field decoder's hits or its error. So must the
@@ -158,7 +160,7 @@ def _ids_or_error(segment: Segment, docs: list[int], at_once: bool) -> list[byte
         return f"{type(error).__name__}: {error}"
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", depth.seeds(12, 6))
 def test_doc_ids_at_once_agree_with_doc_id_on_damaged_records(seed: int) -> None:
     """``doc_ids`` reads every record head at once (numpy); on damage to a record's head (its
     lengths, the _id length, the _id) or to a stored-index entry it must give exactly what
@@ -215,7 +217,7 @@ def _size_fields(segment: Segment, value: int, dict_offset: int) -> tuple[list, 
     return lengths, ends
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", depth.seeds(8, 2))
 def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_changed_sizes(seed: int, bulk_split: str) -> None:
     """Targeted damage to the sizes the bulk decoder trusts: every hit's location byte length
     (uvarint numBytes) set to nearby values (the body then ends inside a uvarint, between a
