@@ -4,7 +4,9 @@
 API (``io.indexbridge.reference.PaimonAnswers``: kinds pk, pk-dv, dynamic, append; seeded
 schemas, options and commit histories) and records what Paimon's own reader says of each: the
 plan, the data files it opens, file-index verdicts and the rows, for the latest snapshot, an
-older one and seeded conditions. ``INDEXBRIDGE_TABLE_SEEDS`` (e.g. ``1-8``) widens the seeds.
+older one and seeded conditions. ``INDEXBRIDGE_TABLE_SEEDS`` (e.g. ``1-8``) sets the seeds.
+
+Also here: the line saying how deep the run went (``depth.py``), printed at its end.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 
+import depth
 import pytest
 
 # Every JVM that PySpark starts for the tests (the private py4j gateway, the Spark sessions, the
@@ -23,9 +26,17 @@ os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--driver-java-options -XX:TieredSt
 PAIMON_TABLE_KINDS = ("pk", "pk-dv", "dynamic", "append")
 
 
-def _seeds() -> range:
-    first, _, last = os.environ.get("INDEXBRIDGE_TABLE_SEEDS", "1-4").partition("-")
-    return range(int(first), int(last or first) + 1)
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The run's depth and seed, at the end (also under -q), to replay a failure with."""
+    terminalreporter.write_line(depth.header())
+
+
+def _seeds() -> list[int]:
+    """``INDEXBRIDGE_TABLE_SEEDS``, else 1-4 deep and two of them by default (the day's draw)."""
+    if "INDEXBRIDGE_TABLE_SEEDS" not in os.environ:
+        return [1 + s for s in depth.seeds(4, 2)]
+    first, _, last = os.environ["INDEXBRIDGE_TABLE_SEEDS"].partition("-")
+    return list(range(int(first), int(last or first) + 1))
 
 
 PAIMON_TABLES = [f"{kind.replace('-', '_')}_{seed}" for kind in PAIMON_TABLE_KINDS for seed in _seeds()]

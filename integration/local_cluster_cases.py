@@ -15,6 +15,9 @@ integration tests share a ``local[2]`` one). Run alone: ``python -m pytest integ
   closest a single machine gets).
 * zap merge deletes naming unknown segments, out-of-range doc numbers or unknown ids fail before
   anything is written (both engines).
+
+The tests over both engines run each engine in a deep run (``INDEXBRIDGE_DEEP=1``); the default
+run takes one engine per test, the day's draw (``depth.py``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
+import depth
 import pytest
 from local_spark import start_session
 from pyspark.sql import SparkSession
@@ -42,6 +46,12 @@ from indexbridge.zap.analyzers import FieldMapping
 from test_spark_paimon_write import _create as create_table
 
 ENGINES_ZAP = ("jvm", "python")
+ENGINES_FILE_INDEX = ("jvm", "arrow")
+
+
+def engines(choices: tuple[str, ...], test: str) -> list[str]:
+    """Every engine deep; one in the default run, the day's draw per test (``depth.py``)."""
+    return depth.sample(choices, 0.5, f"local-cluster/{test}")
 WORDS = ["spark", "span", "zap", "bleve", "index", "segment", "merge", "query", "alpha", "beta", "gamma", "delta"]
 
 
@@ -230,14 +240,14 @@ def _indexed_rows(spark, seed: int):
     return spark.createDataFrame(rows, "file string, pos long, k long, c string, v int")
 
 
-@pytest.mark.parametrize("engine", ["jvm", "arrow"])
+@pytest.mark.parametrize("engine", engines(ENGINES_FILE_INDEX, "test_file_indexes_retried_or_doubled_are_a_clean_runs"))
 def test_file_indexes_retried_or_doubled_are_a_clean_runs(spark, tmp_path, engine):
     data = _indexed_rows(spark, 3).cache()
     check_retries(spark, tmp_path, "file-index",
                   lambda d: ibf.build_file_indexes(data, options=FILE_INDEX_OPTIONS, directory=str(d), engine=engine).collect())
 
 
-@pytest.mark.parametrize("engine", ["jvm", "arrow"])
+@pytest.mark.parametrize("engine", engines(ENGINES_FILE_INDEX, "test_damaged_file_indexes_fail_with_file_and_offset"))
 def test_damaged_file_indexes_fail_with_file_and_offset(spark, tmp_path, engine):
     data = _indexed_rows(spark, 4)
     indexes = ibf.build_file_indexes(data, options=FILE_INDEX_OPTIONS, directory=str(tmp_path)).cache()
@@ -264,7 +274,7 @@ def _docs(spark, seed: int, n: int = 120):
     return spark.createDataFrame(rows, "id string, body string, tag string, n double").repartition(3, "id")
 
 
-@pytest.mark.parametrize("engine", ENGINES_ZAP)
+@pytest.mark.parametrize("engine", engines(ENGINES_ZAP, "test_zap_builds_and_merges_retried_or_doubled_are_a_clean_runs"))
 def test_zap_builds_and_merges_retried_or_doubled_are_a_clean_runs(spark, tmp_path, engine):
     docs = _docs(spark, 5).cache()
     segments = check_retries(spark, tmp_path / "build", "zap-build", lambda d: ibf.build_zap_segments(
@@ -291,7 +301,7 @@ def _zap_reads(root: str, engine: str):
     }
 
 
-@pytest.mark.parametrize("engine", ENGINES_ZAP)
+@pytest.mark.parametrize("engine", engines(ENGINES_ZAP, "test_damaged_zap_segments_fail_with_file_and_offset"))
 def test_damaged_zap_segments_fail_with_file_and_offset(spark, zap_corpus, tmp_path, engine):
     root = tmp_path / "segs"
     shutil.copytree(zap_corpus, root)
@@ -313,7 +323,7 @@ def test_damaged_zap_segments_fail_with_file_and_offset(spark, zap_corpus, tmp_p
     assert_format_error(_zap_reads(str(root), engine)["documents"], target.name, engine)
 
 
-@pytest.mark.parametrize("engine", ENGINES_ZAP)
+@pytest.mark.parametrize("engine", engines(ENGINES_ZAP, "test_zap_merge_rejects_unknown_deletes_before_writing"))
 def test_zap_merge_rejects_unknown_deletes_before_writing(spark, zap_corpus, tmp_path, engine):
     segments = sorted(str(p) for p in zap_corpus.glob("*.zap"))
     out = tmp_path / "merged"
@@ -344,7 +354,7 @@ def _bleve_docs(spark, seed: int):
     return spark.createDataFrame(rows, "id string, body string, n double").repartition(3, "id")
 
 
-@pytest.mark.parametrize("engine", ENGINES_ZAP)
+@pytest.mark.parametrize("engine", engines(ENGINES_ZAP, "test_bleve_writes_retried_are_a_clean_runs"))
 def test_bleve_writes_retried_are_a_clean_runs(spark, tmp_path, engine):
     docs = _bleve_docs(spark, 8).cache()
     written = check_retries(spark, tmp_path, "bleve-write", lambda d: ibf.write_bleve_index(
@@ -359,7 +369,7 @@ def bleve_index(spark, tmp_path_factory) -> Path:
     return root
 
 
-@pytest.mark.parametrize("engine", ENGINES_ZAP)
+@pytest.mark.parametrize("engine", engines(ENGINES_ZAP, "test_damaged_bleve_indexes_fail_with_file_and_offset"))
 def test_damaged_bleve_indexes_fail_with_file_and_offset(spark, bleve_index, tmp_path, engine):
     root = tmp_path / "idx.bleve"
     shutil.copytree(bleve_index, root)

@@ -9,6 +9,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+import depth
 import pyspark
 import pytest
 
@@ -16,7 +17,7 @@ from indexbridge.jvm import jar_path
 from indexbridge.paimon.dv import DeletionVectorRange, read_deletion_vectors
 
 
-@pytest.mark.parametrize("bitmap64", [False, True])
+@pytest.mark.parametrize("bitmap64", depth.sample([False, True], 0.5, "spark-submit"))  # both when deep
 def test_scala_job_writes_deletion_files_python_reads(tmp_path: Path, bitmap64: bool):
     spark_submit = Path(sys.executable).parent / "spark-submit"
     rows = 50_000

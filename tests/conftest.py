@@ -1,4 +1,4 @@
-"""Shared test setup: where the golden vectors are, and the line saying how deep the run went.
+"""Shared test setup: where the golden vectors are.
 
 ``INDEXBRIDGE_VECTORS`` overrides the default, ``../shared/vectors`` next to the repository.
 Missing vectors fail the run; they are never skipped.
@@ -11,16 +11,10 @@ import os
 import signal
 from pathlib import Path
 
-import depth
 import pytest
 
 PAIMON_TABLE_FORMATS = ("dv32", "dv64", "hash")
 PAIMON_FILE_INDEX_FORMATS = ("bloom", "bitmap", "bsi", "fileindex")
-
-
-def pytest_terminal_summary(terminalreporter) -> None:
-    """The run's depth and seed, at the end (also under -q), to replay a failure with."""
-    terminalreporter.write_line(depth.header())
 
 
 def _vectors_root() -> Path:

@@ -2,6 +2,7 @@ package io.indexbridge.spark
 
 import scala.util.chaining._
 
+import io.indexbridge.Depth
 import io.indexbridge.paimon.DvGen
 import io.indexbridge.spark.functions.dvAgg
 import org.apache.paimon.deletionvectors.{Bitmap64DeletionVector, BitmapDeletionVector, DeletionVector => PaimonDeletionVector}
@@ -34,7 +35,7 @@ class DvAggSparkSpec extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSpa
 
   private def executed(plan: SparkPlan): Seq[SparkPlan] = collect(plan) { case p => p }
 
-  for (bitmap64 <- Seq(false, true); seed <- 1 to 2) {
+  for (bitmap64 <- Seq(false, true); seed <- Depth.pick(1 to 2, 1, s"frames-$bitmap64")) {
     val width = if (bitmap64) "64-bit" else "32-bit"
     val aqe = seed == 1 // the plan is the same without AQE
     test(s"$width, seed $seed: every file's DV is Paimon's frame, in chunks or not (AQE ${if (aqe) "on" else "off"})") {
@@ -76,7 +77,7 @@ class DvAggSparkSpec extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSpa
     }
   }
 
-  for (seed <- 1 to 2) test(s"seed $seed: DV aggregates alone, over composite keys with nulls, computed positions, 120 groups") {
+  for (seed <- Depth.pick(1 to 2, 1, "alone")) test(s"seed $seed: DV aggregates alone, over composite keys with nulls, computed positions, 120 groups") {
     val rnd = new scala.util.Random(seed)
     // 30 names of 2 to 31 bytes (keys of 3 to 6 words) times 3 buckets and null, a null name in
     // some rows; int positions (cast to long: a computed input), some null
@@ -112,7 +113,7 @@ class DvAggSparkSpec extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSpa
     spark.conf.unset(BoundedDvAggregation.PartialBytesKey)
   }
 
-  for (seed <- 1 to 2) test(s"seed $seed: one-column keys read in place (BIGINT, INT, DATE, STRING, nulls; up to 1500 groups): the groups and DVs of Spark's plan") {
+  for (seed <- Depth.pick(1 to 2, 1, "in place")) test(s"seed $seed: one-column keys read in place (BIGINT, INT, DATE, STRING, nulls; up to 1500 groups): the groups and DVs of Spark's plan") {
     val rnd = new scala.util.Random(seed)
     // strings of 0 to 24 bytes (ending inside a word and on one), multi-byte ones, the empty
     // string beside null; longs and ints at their extremes and negative (an INT's word is its

@@ -5,6 +5,7 @@ import java.nio.file.{Files, Paths}
 import scala.jdk.CollectionConverters._
 import scala.util.chaining._
 
+import io.indexbridge.Depth
 import io.indexbridge.paimon.table.{CommitHooks, FileStoreTable, Manifest, ManifestEntry, ReferenceTables, TableCommit}
 import io.indexbridge.paimon.table.PaimonWriteFixtures._
 import io.indexbridge.reference.PaimonTables
@@ -80,7 +81,7 @@ class PaimonWriteSpec extends AnyFunSuite with BeforeAndAfterAll {
 
   test("rewrite file indexes: the containers Paimon's rewrite_file_index writes; Paimon prunes with them as with its own") {
     var compared = 0
-    for ((kind, seed) <- Seq("append" -> 41L, "append" -> 42L, "append" -> 43L, "pk" -> 44L, "dynamic" -> 45L, "pk-dv" -> 46L);
+    for ((kind, seed) <- Depth.pick(Seq("append" -> 41L, "append" -> 42L, "append" -> 43L, "pk" -> 44L, "dynamic" -> 45L, "pk-dv" -> 46L), 3, "rewrite");
          (base, options) <- unindexed(kind, seed)) withClue(s"$kind seed $seed $options: ") {
       val (theirs, ours) = (copy(base), copy(base))
       Seq(theirs, ours).foreach(setOptions(_, options))
@@ -170,7 +171,7 @@ class PaimonWriteSpec extends AnyFunSuite with BeforeAndAfterAll {
 
   test("delete by condition: Paimon no longer reads the rows; vectors merge over repeated deletes; Paimon compacts and reads after") {
     var deletes, deleted = 0
-    for (seed <- Seq(71L, 72L, 73L, 74L, 75L); path <- appendDv(seed)) withClue(s"append-dv seed $seed: ") {
+    for (seed <- Depth.pick(Seq(71L, 72L, 73L, 74L, 75L), 2, "delete"); path <- appendDv(seed)) withClue(s"append-dv seed $seed: ") {
       for ((where, i) <- deletable(path, seed, 3).zipWithIndex) withClue(s"delete where $where: ") {
         val before = rows(path)
         val gone = rows(path, Some(where))
@@ -252,7 +253,7 @@ class PaimonWriteSpec extends AnyFunSuite with BeforeAndAfterAll {
 
   test("delete: the deletion files Paimon's AppendDeleteFileMaintainer writes for the same deletions, byte for byte") {
     var compared = 0
-    for (seed <- Seq(81L, 82L, 83L); base <- appendDv(seed, Map("bucket" -> "-1", "deletion-vector.index-file.target-size" -> "200 b"))) {
+    for (seed <- Depth.pick(Seq(81L, 82L, 83L), 2, "maintainer"); base <- appendDv(seed, Map("bucket" -> "-1", "deletion-vector.index-file.target-size" -> "200 b"))) {
       // a first delete gives some files vectors; the second one touches them
       PaimonWrite.delete(spark, base, "id % 4 = 0")
       val (ours, theirs) = (copy(base), copy(base))
@@ -379,10 +380,10 @@ class PaimonWriteSpec extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   test("load: a new table, the buckets, HASH indexes and rows Paimon's writer and HashBucketAssigner give the same input") {
-    for ((seed, options) <- Seq(91L -> Map("dynamic-bucket.target-row-num" -> "40", "file-index.bloom-filter.columns" -> "name"),
+    for ((seed, options) <- Depth.pick(Seq(91L -> Map("dynamic-bucket.target-row-num" -> "40", "file-index.bloom-filter.columns" -> "name"),
         92L -> Map("dynamic-bucket.target-row-num" -> "25", "deletion-vectors.enabled" -> "true", "file-index.bitmap.columns" -> "k2",
           "file-index.in-manifest-threshold" -> "20"),
-        93L -> Map("dynamic-bucket.target-row-num" -> "2000"))) withClue(s"seed $seed $options: ") {
+        93L -> Map("dynamic-bucket.target-row-num" -> "2000")), 2, "load")) withClue(s"seed $seed $options: ") {
       val path = warehouse.resolve("db.db").resolve(s"load_$seed").toString
       val input = loadRows(seed, 700)
       val summary = PaimonWrite.load(spark, path, frame(input), Seq("dt", "id", "k2"), Seq("dt"), options.toSeq)

@@ -31,6 +31,7 @@ class PaimonTableSpec extends AnyFunSuite {
     test(s"$kind: plans, files read and file-index verdicts equal Paimon's") {
       val ofKind = tables.filter(_.kind == kind)
       assert(ofKind.size == seedsPerKind)
+      info(s"${ofKind.map(_.seed).mkString(", ")}: ${io.indexbridge.Depth.describe}")
       var filtered = 0
       for (t <- ofKind; read <- t.reads) {
         val clue = s"${t.name} (seed ${t.seed}) snapshot ${read.answer.get("snapshot")} where ${read.where.getOrElse("-")}"

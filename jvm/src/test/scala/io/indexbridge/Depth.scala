@@ -1,0 +1,23 @@
+package io.indexbridge
+
+/** How far the seeded tests go, as `depth.py` decides it for pytest: the default run (the
+  * README's test command, CI) takes a share of a test's seeds or cases, drawn anew each day from
+  * the day's seed; `INDEXBRIDGE_DEEP=1` takes them all; `INDEXBRIDGE_TEST_SEED` replays a day. */
+object Depth {
+  val deep: Boolean = !Set("", "0").contains(sys.env.getOrElse("INDEXBRIDGE_DEEP", ""))
+  val seed: Long = sys.env.get("INDEXBRIDGE_TEST_SEED").filter(_.nonEmpty).map(_.toLong)
+    .getOrElse(java.time.LocalDate.now(java.time.ZoneOffset.UTC).format(java.time.format.DateTimeFormatter.BASIC_ISO_DATE).toLong)
+
+  /** What the run is, for a suite's `info` (the seed to replay a failure with). */
+  def describe: String =
+    if (deep) "depth: deep (every case; INDEXBRIDGE_DEEP=1)"
+    else s"depth: the day's share of the seeded cases (INDEXBRIDGE_TEST_SEED=$seed; INDEXBRIDGE_DEEP=1 runs them all)"
+
+  /** All `items` when deep, else `n` of them (at least one), in their order: the day's draw for `key`. */
+  def pick[T](items: Seq[T], n: Int, key: String): Seq[T] =
+    if (deep || n >= items.size) items
+    else {
+      val picked = new scala.util.Random(s"$seed/$key".hashCode.toLong).shuffle(items.indices.toList).take(n.max(1)).toSet
+      items.zipWithIndex.collect { case (item, i) if picked(i) => item }
+    }
+}
