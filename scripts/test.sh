@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The whole test suite from nothing: bootstrap, then three lanes side by side on the machine's
-# cores — the Scala tests (sbt), pytest over tests/ (unit, vectors, cross-language) and pytest over
-# integration/ (Spark, the demo, packaging). Each lane mostly keeps one core busy; one pytest run
-# over both directories left a core idle once sbt was done. The logs are printed when all are
-# done, integration's last. Extra arguments (say, a test file or -k EXPR) make one pytest run of
+# The whole test suite from nothing: bootstrap, then four lanes side by side on the machine's
+# cores — the Scala tests (sbt), pytest over tests/ (unit, vectors, cross-language), pytest over
+# integration/'s tests sharing one Spark session, and integration/'s whole-job tests (the demo,
+# local-cluster, packaging, spark-submit). Lanes of about equal work keep both cores busy to the
+# end; with integration in one lane, a core idled for its last five minutes. The logs are printed
+# when all are done, the whole-job tests' last. Extra arguments (say, a test file or -k EXPR) make one pytest run of
 # their own beside sbt instead of the two.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -21,8 +22,12 @@ lane sbt-test bin/sbt test
 if [ "$#" -gt 0 ]; then
   lane pytest .venv/bin/python -m pytest -q --durations=15 "$@"
 else
+  # the integration tests that run whole jobs in processes of their own (the demo, local-cluster,
+  # packaging, spark-submit) make a lane apart from those sharing the session's Spark
+  jobs=(integration/test_demo.py integration/test_local_cluster.py integration/test_packaging.py integration/test_spark_submit.py)
   lane pytest-tests .venv/bin/python -m pytest -q --durations=15 tests
-  lane pytest-integration .venv/bin/python -m pytest -q --durations=15 integration
+  lane pytest-integration .venv/bin/python -m pytest -q --durations=15 integration "${jobs[@]/#/--ignore=}"
+  lane pytest-jobs .venv/bin/python -m pytest -q --durations=15 "${jobs[@]}"
 fi
 echo "running ${lanes[*]} side by side (logs in target/<lane>.log)..."
 trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT

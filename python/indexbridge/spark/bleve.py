@@ -353,10 +353,12 @@ def search_bleve_index(spark: SparkSession, path: str, query: str | bytes | Mapp
         root = plan(q, index.mapping, IndexStats([(e.segment, e.deleted) for e in index.segments]))
         epoch, n = index.epoch, len(index.segments)
     hits = _ordinals(spark, n).mapInArrow(_search_kernel(path, epoch, root), from_arrow_schema(HITS))
-    ordered = hits.orderBy(F.desc("score"), F.col("segment"), F.col("doc"))
-    if size is not None:
-        ordered = ordered.limit(size)
-    return ordered.select("_id", "score")
+    order = (F.desc("score"), F.col("segment"), F.col("doc"))
+    if size is not None:  # Spark's top-k (TakeOrderedAndProject): one pass over the segments
+        return hits.orderBy(*order).limit(size).select("_id", "score")
+    # every hit, sorted in one partition: a global orderBy would first sample the kernel's output
+    # for its range bounds, running every segment's search twice (2.5 -> 1.4 s over 6 segments)
+    return hits.repartition(1).sortWithinPartitions(*order).select("_id", "score")
 
 
 __all__ = ["build_name", "read_bleve_index", "search_bleve_index", "stored_field_kinds", "write_bleve_index"]

@@ -20,4 +20,17 @@ object Depth {
       val picked = new scala.util.Random(s"$seed/$key".hashCode.toLong).shuffle(items.indices.toList).take(n.max(1)).toSet
       items.zipWithIndex.collect { case (item, i) if picked(i) => item }
     }
+
+  /** ScalaCheck's `minSuccessful`: `n` when deep, else a third of it (its generators draw anew every run). */
+  def checks(n: Int): org.scalactic.anyvals.PosInt =
+    org.scalactic.anyvals.PosInt.ensuringValid(if (deep) n else math.max(10, n / 3))
+
+  /** `mutants` when deep, else about `share` of them, the day's draw for `key` (lazily: an
+    * iterator of mutants stays one). */
+  def thin[T](mutants: Iterator[T], share: Double, key: String): Iterator[T] =
+    if (deep) mutants
+    else {
+      val r = new scala.util.Random(s"$seed/$key".hashCode.toLong)
+      mutants.filter(_ => r.nextDouble() < share)
+    }
 }

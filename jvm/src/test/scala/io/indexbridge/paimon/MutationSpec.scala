@@ -117,7 +117,8 @@ object MutationSpec {
 
   /** The mutations of a binary, each with a description: every selected field flipped byte by
     * byte, filled with 0x00/0xff, set to huge values (numeric fields) and cut short around it;
-    * then 30 random truncations and 200 random byte values. Seeded by `name`. */
+    * then 30 random truncations and 200 random byte values. Seeded by `name`; the default run
+    * takes about a third of them, the day's draw ([[io.indexbridge.Depth]]). */
   def mutations(name: String, original: Array[Byte], fields: Seq[Field]): Iterator[(String, Array[Byte])] = {
     val random = new Random(name.hashCode)
     val selected =
@@ -139,7 +140,7 @@ object MutationSpec {
     val truncations = Iterator.fill(30)(random.nextInt(original.length + 1)).map(end => s"truncated at $end" -> original.take(end))
     val bytes = Iterator.fill(if (original.nonEmpty) 200 else 0)((random.nextInt(original.length), random.nextInt(256)))
       .map { case (i, v) => s"byte $i = $v" -> mutate(original)(b => b(i) = v.toByte) }
-    ofFields ++ truncations ++ bytes
+    io.indexbridge.Depth.thin(ofFields ++ truncations ++ bytes, 1.0 / 3, name)
   }
 
   def mutate(original: Array[Byte])(f: Array[Byte] => Unit): Array[Byte] = {

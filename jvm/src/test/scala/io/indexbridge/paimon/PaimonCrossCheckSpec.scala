@@ -23,7 +23,7 @@ import org.scalatestplus.scalacheck.ScalaCheckPropertyChecks
 
 /** Our bytes against the real Paimon 1.4.2 classes (paimon-bundle, test scope). */
 class PaimonCrossCheckSpec extends AnyFunSuite with ScalaCheckPropertyChecks {
-  implicit override val generatorDrivenConfig: PropertyCheckConfiguration = PropertyCheckConfiguration(minSuccessful = 100)
+  implicit override val generatorDrivenConfig: PropertyCheckConfiguration = PropertyCheckConfiguration(minSuccessful = io.indexbridge.Depth.checks(100))
 
   private def paimonDv(set: Iterable[Long], bitmap64: Boolean): PaimonDeletionVector = {
     val dv = if (bitmap64) new Bitmap64DeletionVector else new BitmapDeletionVector

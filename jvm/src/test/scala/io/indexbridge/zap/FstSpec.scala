@@ -7,7 +7,7 @@ import org.scalatestplus.scalacheck.ScalaCheckPropertyChecks
 /** Vellum FSTs built by [[FstBuilder]] and read by [[Fst]] behave like a sorted map: exact
   * lookup, ordered iteration, prefix and range iteration. */
 class FstSpec extends AnyFunSuite with ScalaCheckPropertyChecks {
-  implicit override val generatorDrivenConfig: PropertyCheckConfiguration = PropertyCheckConfiguration(minSuccessful = 200)
+  implicit override val generatorDrivenConfig: PropertyCheckConfiguration = PropertyCheckConfiguration(minSuccessful = io.indexbridge.Depth.checks(200))
 
   private val ord: Ordering[Array[Byte]] = (a, b) => java.util.Arrays.compareUnsigned(a, b)
 

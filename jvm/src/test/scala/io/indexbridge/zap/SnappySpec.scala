@@ -7,7 +7,7 @@ import org.scalatestplus.scalacheck.ScalaCheckPropertyChecks
 /** The Go snappy encoder port: it reproduces the blocks Go wrote into every vector segment
   * (stored-field data and docvalue chunks), and any decoder reads what it writes. */
 class SnappySpec extends AnyFunSuite with ScalaCheckPropertyChecks {
-  implicit override val generatorDrivenConfig: PropertyCheckConfiguration = PropertyCheckConfiguration(minSuccessful = 300)
+  implicit override val generatorDrivenConfig: PropertyCheckConfiguration = PropertyCheckConfiguration(minSuccessful = io.indexbridge.Depth.checks(300))
 
   /** The snappy block of every stored record of a segment. */
   private def blocks(name: String): Seq[Array[Byte]] = {

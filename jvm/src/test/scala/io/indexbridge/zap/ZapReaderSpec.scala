@@ -16,7 +16,7 @@ import org.scalatestplus.scalacheck.ScalaCheckPropertyChecks
 class ZapReaderSpec extends AnyFunSuite with ScalaCheckPropertyChecks {
   import ZapGen._
 
-  implicit override val generatorDrivenConfig: PropertyCheckConfiguration = PropertyCheckConfiguration(minSuccessful = 40)
+  implicit override val generatorDrivenConfig: PropertyCheckConfiguration = PropertyCheckConfiguration(minSuccessful = io.indexbridge.Depth.checks(40))
 
   private val probes: Gen[List[String]] = Gen.listOfN(4, Gen.oneOf(vocabulary).map(key))
 

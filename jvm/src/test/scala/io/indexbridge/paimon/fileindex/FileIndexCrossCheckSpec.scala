@@ -25,7 +25,7 @@ import org.scalatestplus.scalacheck.ScalaCheckPropertyChecks
   * scope): the same generated column through `FileIndexer.create(...).createWriter()` and through
   * ours must give identical bytes, and Paimon's reader and ours must answer every operation alike. */
 class FileIndexCrossCheckSpec extends AnyFunSuite with ScalaCheckPropertyChecks {
-  implicit override val generatorDrivenConfig: PropertyCheckConfiguration = PropertyCheckConfiguration(minSuccessful = 150)
+  implicit override val generatorDrivenConfig: PropertyCheckConfiguration = PropertyCheckConfiguration(minSuccessful = io.indexbridge.Depth.checks(150))
   // shrinking would invent column names and types the generators never make
   implicit def noShrink[T]: org.scalacheck.Shrink[T] = org.scalacheck.Shrink.shrinkAny
 
