@@ -156,10 +156,11 @@ object Job {
 
 
 def _sbt(project: Path, ivy_home: Path, *commands: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    """The bootstrap's launcher with the repository list of bin/sbt (`local` = the ivy home's)."""
+    """The bootstrap's launcher with the repository list of bin/sbt (`local` = the ivy home's), and
+    the C1 compiler only, as every JVM of the tests (conftest.py): a minute of sbt, 129 -> 82 CPU-s."""
     if not LAUNCHER.is_file():
         pytest.fail(f"{LAUNCHER} is missing: scripts/bootstrap.sh fetches it", pytrace=False)
-    java = ["java", "-Xms512m", "-Xmx2g", "-Xss4m", f"-Dsbt.ivy.home={ivy_home}", f"-Dsbt.repository.config={ROOT / 'project' / 'repositories'}",
+    java = ["java", "-XX:TieredStopAtLevel=1", "-Xms512m", "-Xmx2g", "-Xss4m", f"-Dsbt.ivy.home={ivy_home}", f"-Dsbt.repository.config={ROOT / 'project' / 'repositories'}",
             "-Dsbt.override.build.repos=true", "-Dsbt.server.forcestart=false", "-Dsbt.supershell=false", "-Dsbt.color=false",
             "-jar", str(LAUNCHER), *commands]  # fmt: skip
     return _run(java, project, timeout)
@@ -187,7 +188,7 @@ def test_the_published_scala_module_builds_and_runs_a_spark_job(tmp_path: Path) 
           "org.apache.spark" %% "spark-sql" % "4.0.1"
         )
         run / fork := true
-        run / javaOptions ++= Seq("--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED",
+        run / javaOptions ++= Seq("-XX:TieredStopAtLevel=1", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED",
           "--add-opens=java.base/java.lang=ALL-UNNAMED", "--add-opens=java.base/java.util=ALL-UNNAMED")
         """))  # fmt: skip
     (user / "src" / "main" / "scala").mkdir(parents=True)

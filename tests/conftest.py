@@ -82,6 +82,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("zap_segment_name", names, ids=names)
 
 
+@pytest.fixture(scope="session")
+def paimon_dv_tables(tmp_path_factory) -> dict[str, str]:
+    """Two primary-key tables with deletion vectors, 64-bit ("64") and 32-bit ("32"), written by
+    Paimon 1.4.2's Java API (io.indexbridge.reference.PaimonWriteReference); read, never written."""
+    from indexbridge.jvm import run_reference
+
+    tmp = tmp_path_factory.mktemp("paimon-dv")
+    paths = {}
+    for width, bitmap64 in (("64", "true"), ("32", "false")):
+        out = tmp / f"t{width}.json"
+        run_reference("create", "pk-dv", "1", str(tmp / "wh"), f"t{width}", str(out), f"deletion-vectors.bitmap64={bitmap64}", main="PaimonWriteReference")
+        paths[width] = json.loads(out.read_text())["path"]
+    return paths
+
+
 CPU_SECONDS_PER_TEST = 120
 
 

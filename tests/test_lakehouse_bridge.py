@@ -16,20 +16,7 @@ from indexbridge.delta import dv as ddv
 from indexbridge.delta.dv import DeletionVectorDescriptor
 from indexbridge.iceberg import puffin
 from indexbridge.iceberg.bridge import paimon_deletion_files
-from indexbridge.jvm import run_reference
 from indexbridge.paimon.dv import DeletionVector
-
-
-def _create(tmp: Path, name: str, *options: str) -> str:
-    out = tmp / f"{name}.json"
-    run_reference("create", "pk-dv", "1", str(tmp / "wh"), name, str(out), *options, main="PaimonWriteReference")
-    return json.loads(out.read_text())["path"]
-
-
-@pytest.fixture(scope="module")
-def tables(tmp_path_factory) -> dict[str, str]:
-    tmp = tmp_path_factory.mktemp("paimon-dv")
-    return {"64": _create(tmp, "t64", "deletion-vectors.bitmap64=true"), "32": _create(tmp, "t32", "deletion-vectors.bitmap64=false")}
 
 
 def _paimon_dvs(table: str) -> dict[str, tuple[DeletionVector, bytes, str]]:
@@ -49,14 +36,14 @@ def _wide(dv: DeletionVector) -> DeletionVector:
 
 
 @pytest.mark.parametrize("width", ["64", "32"])
-def test_iceberg_dv_from_paimon(tables, width, tmp_path, capsys):
+def test_iceberg_dv_from_paimon(paimon_dv_tables, width, tmp_path, capsys):
     from pyiceberg.table.deletion_vector import deletion_vectors_from_puffin_file
     from pyiceberg.table.puffin import PuffinFile
 
-    paimon = _paimon_dvs(tables[width])
+    paimon = _paimon_dvs(paimon_dv_tables[width])
     assert paimon, "the table has deletion vectors"
     out = tmp_path / "iceberg"
-    assert main(["iceberg", "dv-from-paimon", tables[width], str(out)]) == 0
+    assert main(["iceberg", "dv-from-paimon", paimon_dv_tables[width], str(out)]) == 0
     rows = [json.loads(line) for line in (out / "delete-files.jsonl").read_text().splitlines()]
     assert {r["data_file"] for r in rows} == paimon.keys()
     for r in rows:
@@ -73,7 +60,7 @@ def test_iceberg_dv_from_paimon(tables, width, tmp_path, capsys):
         assert sorted(key << 32 | p for key, bm in enumerate(theirs._bitmaps) for p in bm) == dv.positions().tolist()
     # a rerun writes the same bytes
     again = tmp_path / "again"
-    assert main(["iceberg", "dv-from-paimon", tables[width], str(again)]) == 0
+    assert main(["iceberg", "dv-from-paimon", paimon_dv_tables[width], str(again)]) == 0
     assert {p.name: p.read_bytes() for p in again.glob("*.puffin")} == {p.name: p.read_bytes() for p in out.glob("*.puffin")}
     # inspect recognises the Puffin files
     capsys.readouterr()
@@ -90,13 +77,13 @@ def test_iceberg_dv_from_paimon(tables, width, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("width", ["64", "32"])
-def test_delta_dv_from_paimon_and_delta_dvs(tables, width, tmp_path, capsys):
-    paimon = _paimon_dvs(tables[width])
+def test_delta_dv_from_paimon_and_delta_dvs(paimon_dv_tables, width, tmp_path, capsys):
+    paimon = _paimon_dvs(paimon_dv_tables[width])
     out = tmp_path / "delta"
-    assert main(["delta", "dv-from-paimon", tables[width], str(out)]) == 0
+    assert main(["delta", "dv-from-paimon", paimon_dv_tables[width], str(out)]) == 0
     rows = [json.loads(line) for line in (out / "descriptors.jsonl").read_text().splitlines()]
     assert {r["data_file"] for r in rows} == paimon.keys()
-    paimon_files = {f.index_file: f.path.read_bytes() for f in paimon_deletion_files(tables[width])}
+    paimon_files = {f.index_file: f.path.read_bytes() for f in paimon_deletion_files(paimon_dv_tables[width])}
     for r in rows:
         assert list(r) == ["data_file", "deletionVector"] and list(r["deletionVector"]) == ["storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality"]
         descriptor = DeletionVectorDescriptor.from_json(r["deletionVector"])
@@ -129,11 +116,11 @@ def test_delta_dv_from_paimon_and_delta_dvs(tables, width, tmp_path, capsys):
     assert sum(v["cardinality"] for s in summaries for v in s["vectors"]) >= sum(r["deletionVector"]["cardinality"] for r in rows)
 
 
-def test_delta_p_descriptors_point_at_paimons_files(tables, tmp_path, capsys):
+def test_delta_p_descriptors_point_at_paimons_files(paimon_dv_tables, tmp_path, capsys):
     out = tmp_path / "p"
-    assert main(["delta", "dv-from-paimon", tables["64"], str(out), "--storage", "p"]) == 0
+    assert main(["delta", "dv-from-paimon", paimon_dv_tables["64"], str(out), "--storage", "p"]) == 0
     assert [p.name for p in out.iterdir()] == ["descriptors.jsonl"]
-    paimon = _paimon_dvs(tables["64"])
+    paimon = _paimon_dvs(paimon_dv_tables["64"])
     for line in (out / "descriptors.jsonl").read_text().splitlines():
         r = json.loads(line)
         descriptor = DeletionVectorDescriptor.from_json(r["deletionVector"])
@@ -142,17 +129,17 @@ def test_delta_p_descriptors_point_at_paimons_files(tables, tmp_path, capsys):
         assert ddv.read_deletion_vector(descriptor, "/nowhere") == paimon[r["data_file"]][0]
     # 32-bit DVs cannot be read by Delta in place: a clear error, nothing left behind
     capsys.readouterr()
-    assert main(["delta", "dv-from-paimon", tables["32"], str(tmp_path / "p32"), "--storage", "p"]) == 2
+    assert main(["delta", "dv-from-paimon", paimon_dv_tables["32"], str(tmp_path / "p32"), "--storage", "p"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("indexbridge: error: ") and "32-bit" in err and "--storage u" in err and "Traceback" not in err
     assert not (tmp_path / "p32").exists()
 
 
-def test_cli_errors(tables, tmp_path, capsys):
+def test_cli_errors(paimon_dv_tables, tmp_path, capsys):
     busy = tmp_path / "busy"
     busy.mkdir()
     (busy / "x").write_text("x")
-    assert main(["iceberg", "dv-from-paimon", tables["64"], str(busy)]) == 2
+    assert main(["iceberg", "dv-from-paimon", paimon_dv_tables["64"], str(busy)]) == 2
     assert "empty directory" in capsys.readouterr().err
     assert main(["delta", "dvs", str(tmp_path)]) == 2
     assert "_delta_log" in capsys.readouterr().err
@@ -160,7 +147,7 @@ def test_cli_errors(tables, tmp_path, capsys):
     import shutil
 
     table = tmp_path / "copy"
-    shutil.copytree(tables["64"], table)
+    shutil.copytree(paimon_dv_tables["64"], table)
     [first] = paimon_deletion_files(table)[:1]
     data = bytearray(first.path.read_bytes())
     r = first.dvs[0]

@@ -19,7 +19,6 @@ import numpy as np
 import pytest
 from py4j.protocol import Py4JJavaError
 from lakehouse_generated import positions
-from test_lakehouse_bridge import _create
 
 from indexbridge.cli.inspect import _describe_jvm, describe
 from indexbridge.delta import dv as ddv
@@ -114,15 +113,9 @@ def test_inspect_prints_the_same_json_with_either_engine(tmp_path: Path):
         assert _describe_jvm(str(path), None) == python
 
 
-@pytest.fixture(scope="module")
-def paimon_tables(tmp_path_factory) -> dict[str, str]:
-    tmp = tmp_path_factory.mktemp("paimon-cross")
-    return {"64": _create(tmp, "t64", "deletion-vectors.bitmap64=true"), "32": _create(tmp, "t32", "deletion-vectors.bitmap64=false")}
-
-
 @pytest.mark.parametrize("width", ["64", "32"])
-def test_paimon_bridges_write_the_same_files_and_rows(codecs, paimon_tables, tmp_path: Path, width: str):
-    table = paimon_tables[width]
+def test_paimon_bridges_write_the_same_files_and_rows(codecs, paimon_dv_tables, tmp_path: Path, width: str):
+    table = paimon_dv_tables[width]
     python = [{"data_file": name, **f.to_json()} for name, f in paimon_to_puffin(table, tmp_path / "py-ice")]
     scala = json.loads(codecs.paimonToIceberg(table, str(tmp_path / "scala-ice")))
     assert python, "the Paimon table has deletion vectors"
