@@ -47,5 +47,13 @@ lazy val root = (project in file("."))
     // hundred cases per property), where C2's compiler threads cost more CPU than their code saves
     // (four suites: 215 -> 160 CPU-s at the same wall time on 2 cores)
     Test / javaOptions ++= Seq("-Xmx2g", "-XX:TieredStopAtLevel=1"),
+    // the tests' temporary files (tables, segments, Spark's scratch) under target/test-tmp, emptied
+    // when a test run starts: the last run's stay there to look at, and none pile up in /tmp
+    Test / javaOptions += {
+      val tmp = target.value / "test-tmp"
+      IO.delete(tmp)
+      IO.createDirectory(tmp)
+      s"-Djava.io.tmpdir=$tmp"
+    },
     Test / baseDirectory := baseDirectory.value
   )
