@@ -2,10 +2,10 @@
 # The whole test suite from nothing: bootstrap, then four lanes side by side on the machine's
 # cores — the Scala tests (sbt), pytest over tests/ (unit, vectors, cross-language), pytest over
 # integration/'s tests sharing one Spark session, and integration/'s whole-job tests (the demo,
-# local-cluster, packaging, spark-submit). Lanes of about equal work keep both cores busy to the
-# end; with integration in one lane, a core idled for its last five minutes. The logs are printed
-# when all are done, the whole-job tests' last. Extra arguments (say, a test file or -k EXPR) make one pytest run of
-# their own beside sbt instead of the two.
+# local-cluster, packaging, spark-submit): lanes of about equal work, so that both cores stay busy
+# to the end (with integration in one lane, it ran alone for its last five minutes). The logs are
+# printed when all are done, the whole-job tests' last. Extra arguments (say, a test file or
+# -k EXPR) make one pytest run of their own beside sbt instead of the three.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
