@@ -55,6 +55,7 @@ def lake(spark, tmp_path_factory):
     session.conf.set("spark.sql.catalog.ib_iceberg.type", "hadoop")
     session.conf.set("spark.sql.catalog.ib_iceberg.warehouse", str(root / "iceberg"))
     session.conf.set("spark.sql.catalog.ib_iceberg.cache-enabled", "false")
+    session.conf.set("spark.databricks.delta.snapshotPartitions", "2")
     return session, root
 
 
