@@ -17,6 +17,7 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.functions.{col, lit, max_by, min, monotonically_increasing_id, struct}
 import org.apache.spark.sql.indexbridge.{PaimonParquet, PaimonWriteExpressions, SparkFileIndexTypes}
+import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types._
 
 /** Bulk-loading a dynamic-bucket primary-key table (`bucket = -1`) from a DataFrame, as Paimon
@@ -82,9 +83,22 @@ object PaimonLoad {
       .withColumn("_ib_hash", PaimonWriteExpressions.keyHash(keys.map(k => col(quote(k))), keyTypes))
     // when each key hash first appears (its order for the assigner); the last row of a key wins
     // later, in the write tasks (rows sorted by key, then newest first)
-    val firsts = rows.groupBy(col("_ib_part"), col("_ib_hash")).agg(min(col("_ib_ord")).as("_ib_first")).persist()
+    val hashes = rows.select(col("_ib_part"), col("_ib_hash"), col("_ib_ord"))
+    val firsts = hashes.repartition(cachedShufflePartitions(spark, hashes), col("_ib_part"), col("_ib_hash"))
+      .groupBy(col("_ib_part"), col("_ib_hash")).agg(min(col("_ib_ord")).as("_ib_first")).persist()
     try loadRows(spark, table, schema, coreOptions, base, rows, firsts, keys, hooks)
     finally firsts.unpersist()
+  }
+
+  /** The partitions of a shuffle of `df` whose result is cached: as many as AQE would coalesce it
+    * to (the plan's estimated size over spark.sql.adaptive.advisoryPartitionSizeInBytes, at most
+    * spark.sql.shuffle.partitions). AQE does not coalesce a cached plan's shuffle
+    * (spark.sql.optimizer.canChangeCachedPlanOutputPartitioning is off): by default a 60-row load
+    * ran 200-task stages. */
+  private def cachedShufflePartitions(spark: SparkSession, df: DataFrame): Int = {
+    val conf = spark.sessionState.conf
+    val estimate = df.queryExecution.optimizedPlan.stats.sizeInBytes / conf.getConf(SQLConf.ADVISORY_PARTITION_SIZE_IN_BYTES) + 1
+    estimate.min(BigInt(conf.numShufflePartitions)).toInt
   }
 
   private def loadRows(spark: SparkSession, table: FileStoreTable, schema: TableSchema, coreOptions: CoreOptions,
