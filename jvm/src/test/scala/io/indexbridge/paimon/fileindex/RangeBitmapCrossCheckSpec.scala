@@ -32,7 +32,7 @@ import org.scalatestplus.scalacheck.ScalaCheckPropertyChecks
   * not, restricted or not), and in containers `FileIndexPredicate.evaluate`/`evaluateTopN` alike;
   * plus mutated payloads that decode or fail with IndexFormatException only. */
 class RangeBitmapCrossCheckSpec extends AnyFunSuite with ScalaCheckPropertyChecks {
-  implicit override val generatorDrivenConfig: PropertyCheckConfiguration = PropertyCheckConfiguration(minSuccessful = 120)
+  implicit override val generatorDrivenConfig: PropertyCheckConfiguration = PropertyCheckConfiguration(minSuccessful = io.indexbridge.Depth.checks(120))
   implicit def noShrink[T]: org.scalacheck.Shrink[T] = org.scalacheck.Shrink.shrinkAny
 
   private val Id = RangeBitmapIndex.Identifier
