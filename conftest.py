@@ -16,12 +16,12 @@ import os
 
 import depth
 import pytest
+import spark_cds
 
 # Every JVM that PySpark starts for the tests (the private py4j gateway, the Spark sessions, the
-# CLI's and the demo's subprocesses) lives minutes at most: with the C1 compiler only it does the
-# same work for far less CPU on this 2-core machine, where C2's compiler threads take a core
-# (integration Spark tests 116 -> 65 s). A user's JVMs are left to their own settings.
-os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--driver-java-options -XX:TieredStopAtLevel=1 pyspark-shell")
+# CLI's and the demo's subprocesses): the C1 compiler only, and the class-data archive of Spark's
+# classes when scripts/test.sh has made it (spark_cds.py). A user's JVMs are left to their own settings.
+os.environ.setdefault("PYSPARK_SUBMIT_ARGS", f"--driver-java-options '{spark_cds.driver_java_options()}' pyspark-shell")
 
 PAIMON_TABLE_KINDS = ("pk", "pk-dv", "dynamic", "append")
 

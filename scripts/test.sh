@@ -19,6 +19,13 @@ lane() { # NAME COMMAND...: run COMMAND in the background, its output in target/
   lanes+=("$name") pids+=($!)
 }
 lane sbt-test bin/sbt test
+# the PySpark drivers' class-data archive (spark_cds.py), made beside sbt's start; without it the
+# tests run as well, only slower
+jar=python/indexbridge/jars/indexbridge.jar archive=target/cds/pyspark-driver.jsa
+if [ ! -f "$archive" ] || [ "$jar" -nt "$archive" ]; then
+  .venv/bin/python spark_cds.py >target/spark-cds.log 2>&1 ||
+    { tail -20 target/spark-cds.log; echo "no class-data archive (target/spark-cds.log): the Spark drivers start without it"; }
+fi
 if [ "$#" -gt 0 ]; then
   lane pytest .venv/bin/python -m pytest -q --durations=15 "$@"
 else
