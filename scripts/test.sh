@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite from nothing: bootstrap, then four lanes side by side on the machine's
 # cores — the Scala tests (sbt), pytest over tests/ (unit, vectors, cross-language), pytest over
-# integration/'s tests sharing one Spark session, and integration/'s whole-job tests (the demo,
-# local-cluster, packaging, spark-submit): lanes of about equal work, so that both cores stay busy
+# integration/'s tests sharing one Spark session, and the whole jobs (the demo, local-cluster,
+# packaging, two benchmarks' smoke runs): lanes of about equal work, so that both cores stay busy
 # to the end (with integration in one lane, it ran alone for its last five minutes). The logs are
 # printed when all are done, the whole-job tests' last. Extra arguments (say, a test file or
 # -k EXPR) make one pytest run of their own beside sbt instead of the three.
@@ -29,11 +29,14 @@ fi
 if [ "$#" -gt 0 ]; then
   lane pytest .venv/bin/python -m pytest -q --durations=15 "$@"
 else
-  # the integration tests that run whole jobs in processes of their own (the demo, local-cluster,
-  # packaging, spark-submit) make a lane apart from those sharing the session's Spark
-  jobs=(integration/test_demo.py integration/test_local_cluster.py integration/test_packaging.py integration/test_spark_submit.py)
-  lane pytest-tests .venv/bin/python -m pytest -q --durations=15 tests
-  lane pytest-integration .venv/bin/python -m pytest -q --durations=15 integration "${jobs[@]/#/--ignore=}"
+  # whole jobs in processes of their own (the demo, local-cluster, packaging, the smoke runs of
+  # two benchmarks) make a lane apart from the tests sharing a session's Spark: about as much
+  # work as each of the others (measured: with the benchmarks in tests/'s lane, it ran alone for
+  # its last three minutes)
+  jobs=(integration/test_demo.py integration/test_local_cluster.py integration/test_packaging.py tests/test_bench_fileindex.py tests/test_bench_zap.py)
+  ignored=("${jobs[@]/#/--ignore=}")
+  lane pytest-tests .venv/bin/python -m pytest -q --durations=15 tests "${ignored[@]}"
+  lane pytest-integration .venv/bin/python -m pytest -q --durations=15 integration "${ignored[@]}"
   lane pytest-jobs .venv/bin/python -m pytest -q --durations=15 "${jobs[@]}"
 fi
 echo "running ${lanes[*]} side by side (logs in target/<lane>.log)..."
