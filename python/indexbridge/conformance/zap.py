@@ -166,7 +166,10 @@ def describe(segment: Segment) -> dict:
 
 
 def _first_difference(path: str, got: object, expected: object) -> str | None:
-    """Where ``got`` first differs from ``expected`` (a JSON path), or None."""
+    """Where ``got`` first differs from ``expected`` (a JSON path), or None. Keys of ``got`` that
+    ``expected`` lacks are no difference."""
+    if got == expected:  # the usual answer, found at C speed (the walk took 6 of a big case's 17 s)
+        return None
     if isinstance(expected, dict) and isinstance(got, dict) and "hex" not in expected:
         for key in expected:
             if key not in got:
