@@ -10,7 +10,7 @@ from pathlib import Path
 def test_demo_job_passes_its_checks(tmp_path: Path):
     cli = Path(sys.executable).parent / "indexbridge"
     result = subprocess.run(
-        [str(cli), "demo", "--rows", "30000", "--buckets", "2", "--workdir", str(tmp_path)],
+        [str(cli), "demo", "--rows", "10000", "--buckets", "2", "--workdir", str(tmp_path)],
         capture_output=True, text=True, timeout=900,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
