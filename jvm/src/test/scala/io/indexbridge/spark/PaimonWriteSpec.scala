@@ -81,7 +81,7 @@ class PaimonWriteSpec extends AnyFunSuite with BeforeAndAfterAll {
 
   test("rewrite file indexes: the containers Paimon's rewrite_file_index writes; Paimon prunes with them as with its own") {
     var compared = 0
-    for ((kind, seed) <- Depth.pick(Seq("append" -> 41L, "append" -> 42L, "append" -> 43L, "pk" -> 44L, "dynamic" -> 45L, "pk-dv" -> 46L), 3, "rewrite");
+    for ((kind, seed) <- Depth.pick(Seq("append" -> 41L, "append" -> 42L, "append" -> 43L, "pk" -> 44L, "dynamic" -> 45L, "pk-dv" -> 46L), 2, "rewrite");
          (base, options) <- unindexed(kind, seed)) withClue(s"$kind seed $seed $options: ") {
       val (theirs, ours) = (copy(base), copy(base))
       Seq(theirs, ours).foreach(setOptions(_, options))
