@@ -22,12 +22,12 @@ object ReferenceTables {
   final case class Read(snapshot: Option[Long], where: Option[String], answer: JsonNode)
   final case class Table(name: String, kind: String, seed: Long, path: String, latest: Long, reads: Seq[Read])
 
-  /** Tables per kind (2 in the default run, 5 deep); seeds drawn from the run's seed
+  /** Tables per kind (3 in the default run, 5 deep); seeds drawn from the run's seed
     * ([[io.indexbridge.Depth]]: the day's, so a failure reproduces with INDEXBRIDGE_TEST_SEED). A
     * recipe Paimon itself cannot make (its schema validation rejects first-row with deletion
     * vectors; its lookup compaction cannot name a local file after a partition value holding '/')
     * is replaced by the next seed. */
-  val seedsPerKind: Int = if (io.indexbridge.Depth.deep) 5 else 2
+  val seedsPerKind: Int = if (io.indexbridge.Depth.deep) 5 else 3
   private val seeds = new scala.util.Random(io.indexbridge.Depth.seed)
 
   lazy val warehouse: Path = Files.createTempDirectory("indexbridge-paimon-tables")
