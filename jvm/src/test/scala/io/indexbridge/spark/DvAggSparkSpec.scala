@@ -149,6 +149,35 @@ class DvAggSparkSpec extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSpa
     spark.conf.unset(BoundedDvAggregation.PartialBytesKey)
   }
 
+  for (seed <- Depth.pick(1 to 2, 1, "columnar")) test(s"seed $seed: a Parquet scan's batches read in place (one-column and composite keys, nulls, every budget): the DVs of Spark's plan") {
+    val rnd = new scala.util.Random(seed)
+    val names = Seq.fill(40)(rnd.alphanumeric.take(rnd.nextInt(30)).mkString)
+    def maybe[T](v: => T): Option[T] = if (rnd.nextInt(20) == 0) None else Some(v)
+    // rows in no order: a file's positions arrive interleaved with the others', over several batches
+    val rows = Seq.fill(30000)((maybe(names(rnd.nextInt(names.size))).orNull, maybe(rnd.nextLong() >> rnd.nextInt(64)).map(Long.box).orNull,
+      maybe(rnd.nextInt(7)).map(Int.box).orNull, maybe(rnd.nextInt(if (rnd.nextBoolean()) 90000 else 500).toLong).map(Long.box).orNull))
+    val dir = java.nio.file.Files.createTempDirectory("dv-agg-columnar").resolve("deletes").toString
+    spark.createDataFrame(rows).toDF("s", "l", "i", "pos").repartition(2).write.option("parquet.block.size", "65536").parquet(dir)
+    val deletes = spark.read.option("spark.sql.parquet.columnarReaderBatchSize", "1000").parquet(dir)
+    for (key <- Seq(Seq("s"), Seq("l"), Seq("i"), Seq("s", "i"))) withClue(key) {
+      val expected: Map[Seq[Option[Any]], Seq[Byte]] = rows.groupBy(r => key.map(k => Option(r.productElement(Seq("s", "l", "i").indexOf(k)))).toList).map { case (k, rs) =>
+        k -> paimonFrame(rs.flatMap(r => Option(r._4)).map(_.longValue), bitmap64 = false)
+      }
+      // 2000 bytes: many chunks; 1 byte: Spark's sort-based aggregation after the first chunk
+      for (budget <- Seq("2000", "1", BoundedDvAggregation.DefaultPartialBytes.toString, "0")) {
+        spark.conf.set(BoundedDvAggregation.PartialBytesKey, budget)
+        val df = deletes.groupBy(key.map(col): _*).agg(dvAgg(col("pos")).as("dv"))
+        val got: Map[Seq[Option[Any]], Seq[Byte]] = df.collect().map(r => key.indices.map(i => Option(r.get(i))).toList -> r.getAs[Array[Byte]]("dv").toSeq).toMap
+        val wrong = (got.keySet ++ expected.keySet).filter(k => got.get(k) != expected.get(k))
+        assert(wrong.isEmpty, s"budget $budget: ${wrong.take(3)}")
+        val bounded = executed(df.queryExecution.executedPlan).collect { case b: BoundedPartialAggregateExec => b }
+        if (budget == "0") assert(bounded.isEmpty)
+        else assert(bounded.size == 1 && bounded.head.columnarTransition.isDefined, df.queryExecution.executedPlan.toString)
+      }
+    }
+    spark.conf.unset(BoundedDvAggregation.PartialBytesKey)
+  }
+
   test("a negative budget fails DV aggregations, and only them") {
     spark.conf.set(BoundedDvAggregation.PartialBytesKey, "-1")
     try {

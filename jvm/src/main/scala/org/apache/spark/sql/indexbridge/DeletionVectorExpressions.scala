@@ -56,8 +56,9 @@ case class DvAgg(
   * RoaringBitmap chased ~8 dependent pointers into a different group's containers every row (a
   * cache miss each: 36% of the aggregate's samples in JFR over 1000 files); appending to a
   * small array and adding a batch with `addN` touches one group's containers once per batch.
-  * The array starts at 8 and doubles up to MaxPending, so a group costs at most 1 KiB more than
-  * its DV.
+  * The array starts at 8 and doubles up to MaxPending (64), so a group costs at most 512 bytes
+  * more than its DV: over 1000 files (`bench dv`, 20M positions), 64 took 1000-1015 ms where 128 took 1026-1070, 32 1055-1083
+  * and 1024 1307 (the arrays of a task's groups stop fitting in the core's cache).
   *
   * Inside a [[BoundedPartialAggregateExec]] chunk, the buffer keeps what it holds added to the
   * chunk's [[HeldBytes]]: [[GroupBytes]], the pending array and the DV's bitmaps, updated when
@@ -108,7 +109,7 @@ final class DvAggBuffer(dv: DeletionVector) {
 
 object DvAggBuffer {
   private val InitialPending = 8
-  private val MaxPending = 128
+  private val MaxPending = 64
 
   /** A group's objects besides its pending array and bitmaps: the hash map's entry, key and
     * buffer row, this buffer, the DV and its arrays (an estimate from their layouts). */
