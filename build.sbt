@@ -48,12 +48,15 @@ lazy val root = (project in file("."))
     // (four suites: 215 -> 160 CPU-s at the same wall time on 2 cores)
     Test / javaOptions ++= Seq("-Xmx2g", "-XX:TieredStopAtLevel=1"),
     // the tests' temporary files (tables, segments, Spark's scratch) under target/test-tmp, emptied
-    // when a test run starts: the last run's stay there to look at, and none pile up in /tmp
-    Test / javaOptions += {
+    // when a test run starts (test or testOnly): the last run's stay there to look at, and none
+    // pile up in /tmp
+    Test / javaOptions += s"-Djava.io.tmpdir=${target.value / "test-tmp"}",
+    Test / testOptions += {
       val tmp = target.value / "test-tmp"
-      IO.delete(tmp)
-      IO.createDirectory(tmp)
-      s"-Djava.io.tmpdir=$tmp"
+      Tests.Setup { () =>
+        IO.delete(tmp)
+        IO.createDirectory(tmp)
+      }
     },
     Test / baseDirectory := baseDirectory.value
   )
