@@ -168,10 +168,11 @@ class PaimonSparkSpec extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   test("a Column condition reads what the same condition as text reads") {
-    val t = ReferenceTables.tables.find(t => t.kind == "append" && parquet(t)).get
+    // the first read of a Parquet table with a condition that matches rows and names only columns Spark holds
+    val (t, read) = ReferenceTables.tables.iterator.filter(parquet).flatMap(t => t.reads.find(r => r.where.isDefined &&
+      r.answer.get("rows").size > 0 && !sparkColumns(t, None)._2.exists(c => r.where.get.contains(s"`$c`"))).map(t -> _))
+      .nextOption().getOrElse(fail("no reference table has a condition to read"))
     val table = FileStoreTable.open(t.path)
-    val read = t.reads.find(r => r.where.isDefined && r.answer.get("rows").size > 0 &&
-      !sparkColumns(t, None)._2.exists(c => r.where.get.contains(s"`$c`"))).get
     val ok = sparkColumns(t, None)._1
     val byColumn = canonicalRows(t, None, ok, Paimon.read(spark, t.path, None, expr(read.where.get), Some(ok)))
     assert(byColumn == expected(read, ok))
@@ -182,13 +183,9 @@ class PaimonSparkSpec extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   test("a deletion vector range past the end of its deletion file fails the read naming the file") {
-    // a Parquet table whose snapshot has a deletion file, made by Paimon from the first seed that
-    // gives one (the day's reference tables need not hold one)
-    def deletionFiles(path: String) = FileStoreTable.open(path).plan(None).files.flatMap(_.deletionFile)
-    val path = Iterator.from(1).take(10).map(seed => PaimonWriteFixtures.table("pk-dv", seed, _ + ("file.format" -> "parquet")))
-      .find(deletionFiles(_).nonEmpty).getOrElse(fail("no pk-dv table of seeds 1-10 has a deletion file"))
+    val path = PaimonWriteFixtures.withDeletionFile
     val dir = ReferenceTables.copy(path)
-    val dv = deletionFiles(dir.toString).head
+    val dv = FileStoreTable.open(dir.toString).plan(None).files.flatMap(_.deletionFile).head
     val bytes = java.nio.file.Files.readAllBytes(dv.path)
     java.nio.file.Files.write(dv.path, bytes.take(dv.offset + dv.length / 2))
     val ok = FileStoreTable.open(path).schema.fields.filter(f => Paimon.sparkType(f.dataType).isRight).map(_.name)

@@ -30,6 +30,14 @@ object PaimonWriteFixtures {
     PaimonTables.create(warehouse.toString, "db", s"${kind.replace('-', '_')}_${seed}_${names.incrementAndGet()}", recipe)
   }
 
+  /** A Parquet table whose latest snapshot has a deletion file, made by Paimon (pk-dv, the first
+    * of seeds 1-10 that gives one), for the tests that damage one: the day's reference tables
+    * need not hold one. */
+  lazy val withDeletionFile: String =
+    Iterator.from(1).take(10).map(seed => table("pk-dv", seed, _ + ("file.format" -> "parquet")))
+      .find(FileStoreTable.open(_).plan(None).files.exists(_.deletionFile.isDefined))
+      .getOrElse(throw new IllegalStateException("no pk-dv table of seeds 1-10 has a deletion file"))
+
   /** A copy of a table directory. */
   def copy(path: String): String = {
     val source = Paths.get(path)
