@@ -197,15 +197,23 @@ def and_all(ps: Sequence[Predicate]) -> Predicate | None:
     return None if not ps else ps[0] if len(ps) == 1 else And(tuple(ps))
 
 
+def split_or(p: Predicate) -> list[Predicate]:
+    """``PredicateBuilder.splitOr``: the disjuncts, nested ORs flattened."""
+    if isinstance(p, Or):
+        return [c for child in p.children for c in split_or(child)]
+    return [p]
+
+
 def project(p: Predicate, fields: set[str]) -> Predicate | None:
     """``PredicateProjectionConverter``: the part of ``p`` on ``fields`` alone (an AND keeps the
-    children it can project, an OR needs all of them); None when nothing is left."""
+    children it can project, one of them alone unwrapped; an OR needs all of them); None when
+    nothing is left."""
     if isinstance(p, Leaf):
         return p if p.column in fields else None
     children = [project(c, fields) for c in p.children]
     if isinstance(p, And):
         kept = [c for c in children if c is not None]
-        return And(tuple(kept)) if kept else (p if not p.children else None)
+        return (kept[0] if len(kept) == 1 else And(tuple(kept))) if kept else (p if not p.children else None)
     return None if any(c is None for c in children) else Or(tuple(children))
 
 

@@ -178,8 +178,8 @@ object PaimonAnswers {
       val v = if (values.nonEmpty && r.nextInt(5) != 0) values(r.nextInt(values.size)) else PaimonTables.sample(r, f.`type`)
       PaimonTables.sqlLiteral(f.`type`, v)
     }
-    def leaf(): String = {
-      val (f, i) = fields(r.nextInt(fields.size))
+    def leaf(among: IndexedSeq[(DataField, Int)] = fields): String = {
+      val (f, i) = among(r.nextInt(among.size))
       val ordered = !Set("BOOLEAN", "BINARY", "VARBINARY").contains(f.`type`.getTypeRoot.name)
       val ops = if (ordered) leafOps else Seq("=", "<>", "IN", "NOT IN", "IS NULL", "IS NOT NULL")
       val name = s"`${f.name}`"
@@ -199,7 +199,11 @@ object PaimonAnswers {
           case 1 => s"(${tree(depth - 1)}) OR (${tree(depth - 1)})"
           case _ => s"(${tree(depth - 1)}) AND (${tree(depth - 1)})"
         }
-    Seq.fill(n)(tree(2))
+    // primary-key tables: two more of the shape whose key filter Paimon 1.4 projects out of an OR
+    // (`(c AND k > 1) OR k < 0` prunes files by the key stats with `k > 1 OR k < 0`), seldom drawn above
+    val keys = table.schema().trimmedPrimaryKeys().asScala.toSet
+    val keyFields = fields.filter { case (f, _) => keys.contains(f.name) }
+    Seq.fill(n)(tree(2)) ++ (if (keyFields.isEmpty) Nil else Seq.fill(2)(s"((${tree(1)}) AND (${leaf(keyFields)})) OR (${leaf(keyFields)})"))
   }
 
   private def allRows(table: FileStoreTable): Seq[InternalRow] = {
@@ -250,13 +254,18 @@ object PaimonAnswers {
       reads.add(answer(path.toString, None, None, keepRows))
       conditions.foreach(c => reads.add(answer(path.toString, None, Some(c))))
       Files.write(Paths.get(outPath), mapper.writeValueAsBytes(out))
+    case "answers" :: path :: outPath :: wheres =>
+      // Paimon's answers for conditions over one table's latest snapshot, in one JVM
+      val out = mapper.createArrayNode()
+      wheres.foreach(w => out.add(answer(path, None, Some(w))))
+      Files.write(Paths.get(outPath), mapper.writeValueAsBytes(out))
     case "answer" :: path :: rest =>
       val snapshot = rest.sliding(2).collectFirst { case "--snapshot" :: id :: Nil => id.toLong }
       val where = rest.sliding(2).collectFirst { case "--where" :: w :: Nil => w }
       println(mapper.writerWithDefaultPrettyPrinter().writeValueAsString(answer(path, snapshot, where)))
     case _ =>
       System.err.println("usage: PaimonAnswers suite SPEC.json OUT.json | orders WAREHOUSE ROWS BUCKETS OUT.json [CONDITION ...]"
-        + " | answer TABLE_DIR [--snapshot ID] [--where COND]")
+        + " | answers TABLE_DIR OUT.json [CONDITION ...] | answer TABLE_DIR [--snapshot ID] [--where COND]")
       sys.exit(2)
   }
 }

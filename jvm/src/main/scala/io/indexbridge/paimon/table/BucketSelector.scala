@@ -10,7 +10,8 @@ import io.indexbridge.paimon.fileindex.{Op, Predicate}
   * when      bucket > 0 (HASH_FIXED), a non-empty bucket key, and the predicate names every
   *           bucket-key column; otherwise every bucket is read
   * per       partition: leaves on partition columns become true/false for its value, then the
-  *           conjuncts entirely on bucket-key columns; a conjunct counts when each OR branch is
+  *           conjuncts projected on the bucket-key columns (`PredicateProjectionConverter`:
+  *           `(a = 1 AND c > 0) OR a = 2` gives `a = 1 OR a = 2`); a conjunct counts when each OR branch is
   *           = or IN on one and the same column (its non-null literals are that column's values;
   *           the same column in several conjuncts intersects them, an empty intersection
   *           selects nothing, i.e. every bucket); every bucket-key column needs values, at most
@@ -58,7 +59,7 @@ final class BucketSelector private (predicate: Predicate, schema: TableSchema, b
   private def keyRows(partitionValues: Seq[Any]): Option[Seq[Seq[Any]]] =
     decide(predicate, schema.partitionKeys.zip(partitionValues).toMap).toOption.flatMap { remaining =>
       val values = Array.fill[Option[Seq[Any]]](bucketKeys.size)(None)
-      val conjuncts = splitAnd(remaining).filter(c => columns(c).subsetOf(bucketKeys.toSet))
+      val conjuncts = splitAnd(remaining).flatMap(project(_, bucketKeys.toSet))
       var contradiction = false
       for (conjunct <- conjuncts if !contradiction) {
         val branches = splitOr(conjunct)

@@ -88,8 +88,9 @@ final case class Plan(table: FileStoreTable, predicate: Option[Predicate], split
   * splits      per partition, per bucket, in first-seen order ([[SplitGenerator]]); deletion
   *             vectors from the index manifest when deletion-vectors.enabled
   * filters     a condition's conjuncts: projected on the partition columns = partition filter;
-  *             those naming a non-partition column = non-partition (value) filter; those only on
-  *             trimmed primary-key columns = key filter
+  *             those naming a non-partition column = non-partition (value) filter; projected on
+  *             the trimmed primary-key columns = key filter (`PredicateProjectionConverter`, as
+  *             Paimon 1.4 picks it: `(a AND k > 1) OR k < 0` gives `k > 1 OR k < 0`)
   * }}}
   */
 final class FileStoreTable private (val path: Path, val schema: TableSchema, val snapshot: Option[Snapshot], val schemas: SchemaManager) {
@@ -145,7 +146,7 @@ final class FileStoreTable private (val path: Path, val schema: TableSchema, val
       }
     private val keyFilter: Option[Predicate] = if (!primaryKeyTable) None else {
       val keys = schema.trimmedPrimaryKeys.toSet
-      dataFilter.toSeq.flatMap(Predicates.splitAnd).filter(c => Predicates.columns(c).subsetOf(keys)) match {
+      dataFilter.toSeq.flatMap(Predicates.splitAnd).flatMap(Predicates.project(_, keys)) match {
         case Seq() => None
         case ps    => Some(Predicates.and(ps, columnTypes))
       }
