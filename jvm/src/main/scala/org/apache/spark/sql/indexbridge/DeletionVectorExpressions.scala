@@ -57,8 +57,9 @@ case class DvAgg(
   * cache miss each: 36% of the aggregate's samples in JFR over 1000 files); appending to a
   * small array and adding a batch with `addN` touches one group's containers once per batch.
   * The array starts at 8 and doubles up to MaxPending (64), so a group costs at most 512 bytes
-  * more than its DV: over 1000 files (`bench dv`, 20M positions), 64 took 1000-1015 ms where 128 took 1026-1070, 32 1055-1083
-  * and 1024 1307 (the arrays of a task's groups stop fitting in the core's cache).
+  * more than its DV: over 1000 files (`bench dv`, 20M positions), 64 took 1000-1015 ms where
+  * 128 took 1026-1070, 32 1055-1083 and 1024 1307 (the arrays of a task's groups stop fitting
+  * in the core's cache).
   *
   * Inside a [[BoundedPartialAggregateExec]] chunk, the buffer keeps what it holds added to the
   * chunk's [[HeldBytes]]: [[GroupBytes]], the pending array and the DV's bitmaps, updated when
