@@ -4,7 +4,8 @@
 `dv`, deletion vectors:
 
 * Spark: `ib_dv_agg` (JVM aggregate) against `groupBy(file).count()` and against Spark's
-  `bitmap_construct_agg` over the same positions; then the scale line, `ib_dv_agg` straight
+  `bitmap_construct_agg` over the same positions (cached, in order), and against `count()` over
+  them read from Parquet in no order (informational); then the scale line, `ib_dv_agg` straight
   from `spark.range` in rows/s with the executor's peak heap, as indexbridge plans it (bounded)
   and with Spark's own plan (`--full`: 200M positions / 10k files).
 * Scala codec against raw RoaringBitmap and against Paimon's own `BitmapDeletionVector`
@@ -211,6 +212,13 @@ def bench_spark_compare(positions: int, files: int) -> None:
     print(f"spark: {positions} positions over {files} files, local[2]")
     _line("spark: ib_dv_agg", ours, "groupBy(file).count()", count, "<= 1.5")
     _line("spark: ib_dv_agg", ours, "bitmap_construct_agg", builtin, "<= 0.33")
+    # the same positions read from Parquet in no order (a file's positions interleaved with the
+    # others'), as a job reads them: the aggregate reads the scan's batches in place
+    with tempfile.TemporaryDirectory() as tmp:
+        rows.orderBy(F.rand(7)).write.parquet(tmp + "/positions")
+        scanned = spark.read.parquet(tmp + "/positions")
+        count, ours = best_times([run(scanned.groupBy("file").count()), run(scanned.groupBy("file").agg(ibf.dv_agg("pos").alias("dv")))], 3)
+        _line("spark: ib_dv_agg, from Parquet, no order", ours, "groupBy(file).count(), same scan", count, None)
     rows.unpersist()
     spark.stop()
 
