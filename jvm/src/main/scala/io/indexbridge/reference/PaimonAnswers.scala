@@ -254,10 +254,11 @@ object PaimonAnswers {
       reads.add(answer(path.toString, None, None, keepRows))
       conditions.foreach(c => reads.add(answer(path.toString, None, Some(c))))
       Files.write(Paths.get(outPath), mapper.writeValueAsBytes(out))
-    case "answers" :: path :: outPath :: wheres =>
-      // Paimon's answers for conditions over one table's latest snapshot, in one JVM
+    case "answers" :: requestsPath :: outPath :: Nil =>
+      // Paimon's answers for [{"path", "where"}, ...] (latest snapshots), in one JVM
       val out = mapper.createArrayNode()
-      wheres.foreach(w => out.add(answer(path, None, Some(w))))
+      mapper.readTree(Files.readAllBytes(Paths.get(requestsPath))).elements().asScala
+        .foreach(r => out.add(answer(r.get("path").asText, None, Some(r.get("where").asText))))
       Files.write(Paths.get(outPath), mapper.writeValueAsBytes(out))
     case "answer" :: path :: rest =>
       val snapshot = rest.sliding(2).collectFirst { case "--snapshot" :: id :: Nil => id.toLong }
@@ -265,7 +266,7 @@ object PaimonAnswers {
       println(mapper.writerWithDefaultPrettyPrinter().writeValueAsString(answer(path, snapshot, where)))
     case _ =>
       System.err.println("usage: PaimonAnswers suite SPEC.json OUT.json | orders WAREHOUSE ROWS BUCKETS OUT.json [CONDITION ...]"
-        + " | answers TABLE_DIR OUT.json [CONDITION ...] | answer TABLE_DIR [--snapshot ID] [--where COND]")
+        + " | answers REQUESTS.json OUT.json | answer TABLE_DIR [--snapshot ID] [--where COND]")
       sys.exit(2)
   }
 }
