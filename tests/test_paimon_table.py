@@ -6,8 +6,8 @@ conditions; ``inspect --json``, ``read`` and ``verify --rebuild`` on the same ta
 from __future__ import annotations
 
 import io
-import random
 import json
+import random
 from collections import Counter
 from contextlib import redirect_stdout
 

@@ -96,8 +96,8 @@ class PaimonSparkSpec extends AnyFunSuite with BeforeAndAfterAll {
     }.sorted
 
   /** Columns Spark holds exactly, and whether the table's files are Parquet. */
-  private def sparkColumns(t: Table, snapshot: Option[Long]): (Seq[String], Seq[String]) =
-    FileStoreTable.open(t.path, snapshot).schema.fields.partition(f => Paimon.sparkType(f.dataType).isRight)
+  private def sparkColumns(path: String, snapshot: Option[Long]): (Seq[String], Seq[String]) =
+    FileStoreTable.open(path, snapshot).schema.fields.partition(f => Paimon.sparkType(f.dataType).isRight)
       .pipe { case (ok, refused) => (ok.map(_.name), refused.map(_.name)) }
 
   /** The unfiltered reads (latest, older snapshot) and the first generated conditions of each table. */
@@ -110,7 +110,7 @@ class PaimonSparkSpec extends AnyFunSuite with BeforeAndAfterAll {
       var compared, refused = 0
       for (t <- ReferenceTables.tables.filter(_.kind == kind); read <- t.reads.take(readsPerTable)) {
         withClue(s"${t.name} (seed ${t.seed}) snapshot ${read.answer.get("snapshot")} where ${read.where.getOrElse("-")}: ") {
-          val (ok, unrepresentable) = sparkColumns(t, read.snapshot)
+          val (ok, unrepresentable) = sparkColumns(t.path, read.snapshot)
           val all = FileStoreTable.open(t.path, read.snapshot).schema.fieldNames
           val touchesRefused = read.where.exists(w => unrepresentable.exists(c => w.contains(s"`$c`")))
           if (!parquet(t)) {
@@ -170,10 +170,10 @@ class PaimonSparkSpec extends AnyFunSuite with BeforeAndAfterAll {
   test("a Column condition reads what the same condition as text reads") {
     // the first read of a Parquet table with a condition that matches rows and names only columns Spark holds
     val (t, read) = ReferenceTables.tables.iterator.filter(parquet).flatMap(t => t.reads.find(r => r.where.isDefined &&
-      r.answer.get("rows").size > 0 && !sparkColumns(t, None)._2.exists(c => r.where.get.contains(s"`$c`"))).map(t -> _))
+      r.answer.get("rows").size > 0 && !sparkColumns(t.path, None)._2.exists(c => r.where.get.contains(s"`$c`"))).map(t -> _))
       .nextOption().getOrElse(fail("no reference table has a condition to read"))
     val table = FileStoreTable.open(t.path)
-    val ok = sparkColumns(t, None)._1
+    val ok = sparkColumns(t.path, None)._1
     val byColumn = canonicalRows(t, None, ok, Paimon.read(spark, t.path, None, expr(read.where.get), Some(ok)))
     assert(byColumn == expected(read, ok))
     val byColumnPlan = Paimon.plan(spark, t.path, None, expr(read.where.get)).collect().map(r => r.getAs[Boolean]("read")).toSeq
@@ -188,7 +188,7 @@ class PaimonSparkSpec extends AnyFunSuite with BeforeAndAfterAll {
     val dv = FileStoreTable.open(dir.toString).plan(None).files.flatMap(_.deletionFile).head
     val bytes = java.nio.file.Files.readAllBytes(dv.path)
     java.nio.file.Files.write(dv.path, bytes.take(dv.offset + dv.length / 2))
-    val ok = FileStoreTable.open(path).schema.fields.filter(f => Paimon.sparkType(f.dataType).isRight).map(_.name)
+    val ok = sparkColumns(path, None)._1
     val e = intercept[Exception](Paimon.read(spark, dir.toString, None, None, Some(ok)).collect())
     val cause = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).collectFirst { case f: IndexFormatException => f }
     assert(cause.exists(_.source == dv.path.toString), e.toString)
