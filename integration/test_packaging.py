@@ -27,7 +27,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 JAR = ROOT / "python" / "indexbridge" / "jars" / "indexbridge.jar"
-LAUNCHER = ROOT / ".tools" / "sbt-launch.jar"
 WHEELHOUSE = Path(os.environ.get("INDEXBRIDGE_WHEELHOUSE", Path.home() / ".cache" / "indexbridge" / "wheelhouse"))
 VERSION = "0.1.0"
 
@@ -156,14 +155,9 @@ object Job {
 
 
 def _sbt(project: Path, ivy_home: Path, *commands: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    """The bootstrap's launcher with the repository list of bin/sbt (`local` = the ivy home's), and
-    the C1 compiler only, as every JVM of the tests (conftest.py): a minute of sbt, 129 -> 82 CPU-s."""
-    if not LAUNCHER.is_file():
-        pytest.fail(f"{LAUNCHER} is missing: scripts/bootstrap.sh fetches it", pytrace=False)
-    java = ["java", "-XX:TieredStopAtLevel=1", "-Xms512m", "-Xmx2g", "-Xss4m", f"-Dsbt.ivy.home={ivy_home}", f"-Dsbt.repository.config={ROOT / 'project' / 'repositories'}",
-            "-Dsbt.override.build.repos=true", "-Dsbt.server.forcestart=false", "-Dsbt.supershell=false", "-Dsbt.color=false",
-            "-jar", str(LAUNCHER), *commands]  # fmt: skip
-    return _run(java, project, timeout)
+    """bin/sbt (the bootstrap's launcher, its repository list, `local` = the ivy home's) in
+    ``project``, with its own ivy home."""
+    return _run([str(ROOT / "bin" / "sbt"), *commands], project, timeout, env={**os.environ, "SBT_JAVA_OPTS": f"-Dsbt.ivy.home={ivy_home}"})
 
 
 def test_the_published_scala_module_builds_and_runs_a_spark_job(tmp_path: Path) -> None:
