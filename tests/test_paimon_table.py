@@ -12,9 +12,13 @@ from collections import Counter
 from contextlib import redirect_stdout
 
 import pyarrow.parquet as pq
+import pytest
 
 from indexbridge.cli import main
+from indexbridge.paimon.binary_row import deserialize_binary_row
 from indexbridge.paimon.table.canonical import rows_json, value_json
+from indexbridge.paimon.table.options import TableOptions
+from indexbridge.paimon.table.schema import binary_row_type
 from indexbridge.paimon.table.table import FileStoreTable
 from indexbridge.paimon.table.verify import verify
 
@@ -123,14 +127,34 @@ def _key_literal(root: str, value: object) -> str:
     return f"{value}{ {'BIGINT': 'L', 'SMALLINT': 'S', 'TINYINT': 'Y'}.get(root, '')}"
 
 
-def test_key_filters_projected_out_of_ors_as_paimon(paimon_suite, tmp_path):
+# Generated tables (seeded, the same every day) whose trimmed first key's largest value differs
+# between live data files, and that test no value filter on files: a condition's projected key
+# filter alone can rule out one of their files. The day's suite holds such a table on few days.
+KEY_RANGE_TABLES = [{"name": "pk_5", "kind": "pk", "seed": 5}, {"name": "dynamic_1", "kind": "dynamic", "seed": 1}]
+
+
+@pytest.fixture(scope="module")
+def key_range_tables(tmp_path_factory) -> dict[str, dict]:
+    from indexbridge.jvm import run_reference
+
+    root = tmp_path_factory.mktemp("key-range-tables")
+    spec = {"warehouse": str(root / "warehouse"), "tables": [{**t, "conditions": 0} for t in KEY_RANGE_TABLES]}
+    (root / "spec.json").write_text(json.dumps(spec))
+    run_reference("suite", str(root / "spec.json"), str(root / "answers.json"))
+    return {t["name"]: t for t in json.loads((root / "answers.json").read_text())["tables"]}
+
+
+def test_key_filters_projected_out_of_ors_as_paimon(paimon_suite, key_range_tables, tmp_path):
     """``(c AND k >= a) OR k <= b`` prunes files by their key stats with ``k >= a OR k <= b``
     (Paimon 1.4's PredicateProjectionConverter; the generated conditions seldom take this shape):
-    our plans are Paimon's, and some condition pruned a file."""
+    our plans are Paimon's, and some condition pruned a file. Four conditions of that shape take
+    their literals from a table's key values; a fifth takes it from a data file's largest key, so
+    that in ``key_range_tables`` the projected key filter alone rules that file out."""
     from indexbridge.jvm import run_reference
 
     requests = []
-    for name, t in paimon_suite.items():
+    targeted = set()  # indexes of the requests whose key filter alone rules out a file
+    for name, t in {**paimon_suite, **key_range_tables}.items():
         if t["kind"] == "append":
             continue
         schema = FileStoreTable.open(t["path"]).schema
@@ -147,6 +171,9 @@ def test_key_filters_projected_out_of_ors_as_paimon(paimon_suite, tmp_path):
             return f"`{rnd.choice(others)}` IS {rnd.choice(['', 'NOT '])}NULL"
 
         k = f"`{key}`"
+        largest = _key_literal(root, _smallest_largest_key(FileStoreTable.open(t["path"])))
+        if name in key_range_tables:
+            targeted.add(len(requests) + 4)
         requests += [
             {"name": name, "path": t["path"], "where": where}
             for where in (
@@ -154,14 +181,25 @@ def test_key_filters_projected_out_of_ors_as_paimon(paimon_suite, tmp_path):
                 f"({k} >= {lit()} AND {other()}) OR ({k} < {lit()} AND {other()})",
                 f"{k} = {lit()} OR ({k} = {lit()} AND {other()}) OR {k} = {lit()}",
                 f"({other()} AND {k} > {lit()}) OR ({other()} OR {k} < {lit()})",  # the second OR needs every child: no key filter
+                f"({other()} AND {k} > {largest}) OR {k} > {largest}",
             )
         ]
     (tmp_path / "requests.json").write_text(json.dumps(requests))
     run_reference("answers", str(tmp_path / "requests.json"), str(tmp_path / "answers.json"))
     pruned = 0
-    for request, answer in zip(requests, json.loads((tmp_path / "answers.json").read_text()), strict=True):
+    for i, (request, answer) in enumerate(zip(requests, json.loads((tmp_path / "answers.json").read_text()), strict=True)):
         table = FileStoreTable.open(request["path"])
         plan = table.plan(request["where"])
         assert _our_plan(table, plan) == _their_plan(answer), f"{request['name']}: {request['where']}"
         pruned += len(plan.data_files) < len(table.plan(None).data_files)
+        if i in targeted:
+            assert not TableOptions(table.schema.options).value_filter_enabled, request["name"]
+            assert any(e.pruned == "stats" for e in plan.pruned), f"{request['name']}: {request['where']} ruled out no file by its key stats"
     assert pruned > 0, "no condition pruned a file"
+
+
+def _smallest_largest_key(table: FileStoreTable) -> object:
+    """The first trimmed key's largest value in the live data file where it is smallest."""
+    key = table.schema.trimmed_primary_keys
+    types = [binary_row_type(table.schema.field(k).type) for k in key]
+    return min(deserialize_binary_row(e.file.key_stats.max_values, types)[0] for s in table.plan(None).splits for e in s.files)
