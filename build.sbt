@@ -45,8 +45,11 @@ lazy val root = (project in file("."))
     Test / fork := true,
     // the C1 compiler only: the suites are many short runs (Spark sessions, Paimon's writers, a few
     // hundred cases per property), where C2's compiler threads cost more CPU than their code saves
-    // (four suites: 215 -> 160 CPU-s at the same wall time on 2 cores)
-    Test / javaOptions ++= Seq("-Xmx2g", "-XX:TieredStopAtLevel=1"),
+    // (four suites: 215 -> 160 CPU-s at the same wall time on 2 cores); the parallel collector:
+    // G1 ran 156 concurrent cycles in a whole run, most started by humongous allocations (the
+    // suites' MB-sized arrays), which this one does not have (six suites: 271 -> 243 CPU-s, 186 ->
+    // 167 s)
+    Test / javaOptions ++= Seq("-Xmx2g", "-XX:TieredStopAtLevel=1", "-XX:+UseParallelGC"),
     // the tests' temporary files (tables, segments, Spark's scratch) under target/test-tmp, emptied
     // when a test run starts (test or testOnly): the last run's stay there to look at, and none
     // pile up in /tmp

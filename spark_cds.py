@@ -22,8 +22,12 @@ from pathlib import Path
 ARCHIVE = Path(__file__).resolve().parent / "target" / "cds" / "pyspark-driver.jsa"
 # the C1 compiler only: every JVM of the tests lives minutes at most and does the same work for
 # far less CPU on a 2-core machine, where C2's compiler threads take a core (integration Spark
-# tests 116 -> 65 s); the archive's messages (a classpath it does not fit) are not the tests' output
-_BASE = "-XX:TieredStopAtLevel=1 -Xlog:cds=off -Xlog:cds+dynamic=off"
+# tests 116 -> 65 s); the parallel collector, without G1's concurrent marking, which the large
+# arrays of the tests (humongous to G1) start again and again (integration/test_spark_bleve.py
+# and test_spark_lakehouse.py: 222 -> 204 CPU-s); the archive's messages (a classpath it does not
+# fit) are not the tests' output
+JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"
+_BASE = f"{JAVA_OPTIONS} -Xlog:cds=off -Xlog:cds+dynamic=off"
 
 
 def driver_java_options() -> str:

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import depth
 import pytest
+import spark_cds
 from local_spark import start_session
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -57,8 +58,8 @@ WORDS = ["spark", "span", "zap", "bleve", "index", "segment", "merge", "query", 
 
 @pytest.fixture(scope="module")
 def spark():
-    # executors with the C1 compiler only, as the driver (conftest.py): minutes of small jobs
-    conf = {"spark.task.maxFailures": "2", "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1"}
+    # executors with the driver's JIT and collector (spark_cds.py): minutes of small jobs
+    conf = {"spark.task.maxFailures": "2", "spark.executor.extraJavaOptions": spark_cds.JAVA_OPTIONS}
     session = start_session("local-cluster[2,1,1024]", "indexbridge-faults", **conf)
     session.sparkContext.setLogLevel("OFF")  # the failures are the point: no task error logs
     yield session

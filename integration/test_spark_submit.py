@@ -12,6 +12,7 @@ from pathlib import Path
 import depth
 import pyspark
 import pytest
+import spark_cds
 
 from indexbridge.jvm import jar_path
 from indexbridge.paimon.dv import DeletionVectorRange, read_deletion_vectors
@@ -26,7 +27,7 @@ def test_scala_job_writes_deletion_files_python_reads(tmp_path: Path, bitmap64: 
             str(spark_submit),
             "--master", "local[2]",
             "--conf", "spark.ui.enabled=false",
-            "--driver-java-options", "-XX:TieredStopAtLevel=1",  # as the other test JVMs (conftest.py)
+            "--driver-java-options", spark_cds.JAVA_OPTIONS,  # as the other test JVMs (conftest.py)
             "--class", "io.indexbridge.examples.DeletionVectorsJob",
             str(jar_path()),
             str(tmp_path), str(rows), str(bitmap64).lower(),
