@@ -157,7 +157,8 @@ def test_key_filters_projected_out_of_ors_as_paimon(paimon_suite, key_range_tabl
     for name, t in {**paimon_suite, **key_range_tables}.items():
         if t["kind"] == "append":
             continue
-        schema = FileStoreTable.open(t["path"]).schema
+        table = FileStoreTable.open(t["path"])
+        schema = table.schema
         key = schema.trimmed_primary_keys[0]
         root = schema.field(key).type.root
         others = [f.name for f in schema.fields if f.name != key]
@@ -171,7 +172,7 @@ def test_key_filters_projected_out_of_ors_as_paimon(paimon_suite, key_range_tabl
             return f"`{rnd.choice(others)}` IS {rnd.choice(['', 'NOT '])}NULL"
 
         k = f"`{key}`"
-        largest = _key_literal(root, _smallest_largest_key(FileStoreTable.open(t["path"])))
+        largest = _key_literal(root, _smallest_largest_key(table))
         if name in key_range_tables:
             targeted.add(len(requests) + 4)
         requests += [
