@@ -258,11 +258,10 @@ class TableScan:
         predicate = None if predicate is None else stats.paimon_shape(predicate)
         conjuncts = stats.split_and(predicate)
         partition_keys = set(self.schema.partition_keys)
-        partition_filter = stats.and_all([p for p in (stats.project(c, partition_keys) for c in conjuncts) if p is not None])
+        partition_filter = stats.and_all(stats.project_conjuncts(conjuncts, partition_keys))
         value_filter = stats.and_all([c for c in conjuncts if stats.columns_of(c) - partition_keys])
         # projected on the trimmed keys as Paimon 1.4 picks it: (a AND k > 1) OR k < 0 gives k > 1 OR k < 0
-        trimmed_keys = set(self.schema.trimmed_primary_keys)
-        key_filter = stats.and_all([p for p in (stats.project(c, trimmed_keys) for c in conjuncts) if p is not None])
+        key_filter = stats.and_all(stats.project_conjuncts(conjuncts, set(self.schema.trimmed_primary_keys)))
         primary_key = bool(self.schema.primary_keys)
         skip_level0 = primary_key and self.options.batch_scan_skip_level0
         kept: list[DataFileEntry] = []
@@ -324,8 +323,7 @@ class TableScan:
             return None
         values: dict[str, list[object] | None] = {}
         # each conjunct projected on the bucket keys (Paimon 1.4: (a = 1 AND c > 0) OR a = 2 selects a in (1, 2))
-        projected = (stats.project(c, set(bucket_keys)) for c in stats.split_and(simplified))
-        for conjunct in (c for c in projected if c is not None):
+        for conjunct in stats.project_conjuncts(stats.split_and(simplified), set(bucket_keys)):
             branches = stats.split_or(conjunct)
             columns = {b.column for b in branches if isinstance(b, Leaf)}
             if (

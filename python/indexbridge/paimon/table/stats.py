@@ -204,6 +204,12 @@ def split_or(p: Predicate) -> list[Predicate]:
     return [p]
 
 
+def project_conjuncts(conjuncts: Sequence[Predicate], fields: set[str]) -> list[Predicate]:
+    """Each conjunct :func:`project`-ed on ``fields``, those with nothing left dropped: how Paimon
+    1.4 picks the partition filter, the key filter and the bucket keys' values of a condition."""
+    return [q for q in (project(c, fields) for c in conjuncts) if q is not None]
+
+
 def project(p: Predicate, fields: set[str]) -> Predicate | None:
     """``PredicateProjectionConverter``: the part of ``p`` on ``fields`` alone (an AND keeps the
     children it can project, one of them alone unwrapped; an OR needs all of them); None when
