@@ -56,9 +56,7 @@ final class DeletionVector private (
   }
 
   /** Bulk [[delete]]: each run of positions sharing a 32-bit key goes to its bitmap with
-    * `addN`, which is as fast as building a RoaringBitmap from an int array when the positions
-    * ascend. A 32-bit DV's positions in any other order are sorted and merged in with `or` (see
-    * [[mergeUnordered]]). */
+    * `addN`, which is as fast as building a RoaringBitmap from an int array. */
   def deleteAll(positions: Array[Long]): Unit = deleteAll(positions, positions.length)
 
   /** [[deleteAll]] of `positions(0 until count)`. */
@@ -68,9 +66,7 @@ final class DeletionVector private (
       // The positions are narrowed a cache-sized chunk at a time. Every 32-bit position has its
       // top 33 bits clear, so one OR over a chunk checks them all, and the loop stays simple
       // enough for the JIT to unroll (checking each position was a quarter of the time of
-      // building a DV). Whether they ascend is checked in a loop of its own, which stops at the
-      // first descent: folded into the first loop, it cost the in-order aggregate 5%; checked
-      // against the bitmap's last position, more (`last` of a bitmap container scans its words).
+      // building a DV).
       val bm = bitmapAt(0)
       var start = 0
       while (start < count) {
@@ -84,9 +80,7 @@ final class DeletionVector private (
           i += 1
         }
         if ((all >>> 31) != 0) (start until start + n).foreach(i => checkPosition(positions(i)))
-        i = 1
-        while (i < n && lows(i - 1) < lows(i)) i += 1
-        if (i >= n) bm.addN(lows, 0, n) else mergeUnordered(bm, lows, n)
+        bm.addN(lows, 0, n)
         start += n
       }
     } else {
@@ -104,25 +98,6 @@ final class DeletionVector private (
       }
     }
     optimized = false
-  }
-
-  /** Adds `lows(0 until n)` (32-bit positions, in any order) to `bm`. `addN` would insert them
-    * one at a time: into an array container (a file's first 4096 positions in each 2^16) that is
-    * a binary search and a shift of the array's tail each, 18% of `ib_dv_agg`'s samples over
-    * positions read in no order. Sorted, they are merged in with one pass over the container
-    * (`or`). `or` leaves the containers `add` would (an array up to 4096 positions, a bitmap
-    * above, a full bitmap as a run, which run-optimisation makes of it anyway) unless `bm` holds
-    * run containers (a DV read back, or serialized): `add` keeps a run container as it is, where
-    * `or` converts it to the smallest form at once, which differs from run-optimisation's choice
-    * when the two are the same size. Then the sorted positions go to `addN`, as Paimon's `add`. */
-  private def mergeUnordered(bm: RoaringBitmap, lows: Array[Int], n: Int): Unit = {
-    java.util.Arrays.sort(lows, 0, n) // (ascending as unsigned too: all below 2^31)
-    if (bm.hasRunCompression) bm.addN(lows, 0, n)
-    else {
-      val sorted = new RoaringBitmap
-      sorted.addN(lows, 0, n)
-      bm.or(sorted)
-    }
   }
 
   def isDeleted(position: Long): Boolean = {

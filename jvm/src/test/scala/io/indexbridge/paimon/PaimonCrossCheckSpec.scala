@@ -60,8 +60,8 @@ class PaimonCrossCheckSpec extends AnyFunSuite with ScalaCheckPropertyChecks {
     }
 
     test(s"$width DV: positions added in any order and in chunks serialize as Paimon's delete one by one") {
-      // deleteAll merges positions that do not ascend with `or`: the containers must still be the
-      // ones Paimon's `add` leaves, starting empty and from a DV Paimon wrote (run containers)
+      // the containers must be the ones Paimon's `add` leaves, starting empty and from a DV Paimon
+      // wrote (run containers)
       forAll(DvGen.positions(bitmap64), DvGen.positions(bitmap64), Gen.long, Gen.choose(1, 200)) { (a, b, seed, chunk) =>
         val random = new scala.util.Random(seed)
         val added = random.shuffle(b.toVector).toArray
@@ -77,23 +77,6 @@ class PaimonCrossCheckSpec extends AnyFunSuite with ScalaCheckPropertyChecks {
         assert(ours.serialize().sameElements(PaimonDeletionVector.serializeToBytes(theirs)))
         assert(fresh.serialize().sameElements(PaimonDeletionVector.serializeToBytes(paimonDv(added, bitmap64))))
       }
-    }
-
-    test(s"$width DV: positions added to a run container out of order keep it a run, as Paimon's delete does") {
-      // Found by comparing RoaringBitmap's `add` with `or` over 200k random cases: from the run
-      // {8..11}, these two chunks leave 19 positions in 9 runs, as large as a run container as an
-      // array. `add` keeps the run container, and run-optimisation keeps it a run; `or` makes it
-      // an array at once, which run-optimisation keeps
-      val theirs = paimonDv(8L to 11L, bitmap64)
-      val ours = DeletionVector.deserialize(PaimonDeletionVector.serializeToBytes(theirs))
-      for (chunk <- Seq(Array[Long](29, 33, 35, 12, 16, 12, 17, 17, 19, 28, 25, 28), Array[Long](22, 17, 6, 7, 3, 10, 36, 8, 21, 25, 29, 8))) {
-        ours.deleteAll(chunk)
-        chunk.foreach(theirs.delete)
-      }
-      val bytes = PaimonDeletionVector.serializeToBytes(theirs)
-      assert(ours.serialize().sameElements(bytes))
-      val roaring = if (bitmap64) 20 else 8
-      assert((java.nio.ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(roaring) & 0xffff) == 12347, "a run container")
     }
 
     test(s"$width deletion files: writeSingleFile and writeWithRolling over a HashMap, byte for byte") {

@@ -63,16 +63,12 @@ case class DvAgg(
   *
   * Inside a [[BoundedPartialAggregateExec]] chunk, the buffer keeps what it holds added to the
   * chunk's [[HeldBytes]]: [[GroupBytes]], the pending array and the DV's bitmaps, updated when
-  * created, when the array grows and after every [[AccountEvery]]th flush: RoaringBitmap sizes
-  * its containers one by one, and doing it after each flush was 11% of the samples in JFR over
-  * 1000 files read in no order. In between, the bitmaps grow by at most AccountEvery *
-  * MaxPending positions. */
+  * created, when the array grows and after each flush. */
 final class DvAggBuffer(dv: DeletionVector) {
   import DvAggBuffer._
 
   private var pending = new Array[Long](InitialPending)
   private var count = 0
-  private var flushes = 0
   private val held = HeldBytes.current.get
   private var accounted = 0L
   if (held != null) held.groups += 1
@@ -108,15 +104,13 @@ final class DvAggBuffer(dv: DeletionVector) {
   private def flush(): Unit = if (count > 0) {
     dv.deleteAll(pending, count)
     count = 0
-    flushes += 1
-    if (flushes % AccountEvery == 0) account()
+    account()
   }
 }
 
 object DvAggBuffer {
   private val InitialPending = 8
   private val MaxPending = 64
-  private val AccountEvery = 8
 
   /** A group's objects besides its pending array and bitmaps: the hash map's entry, key and
     * buffer row, this buffer, the DV and its arrays (an estimate from their layouts). */
