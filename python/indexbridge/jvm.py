@@ -81,15 +81,21 @@ def paimon_bundle() -> Path:
 
 def run_reference(*args: str, main: str = "PaimonAnswers", long_running: bool = False) -> None:
     """Runs ``io.indexbridge.reference.<main>`` (default ``PaimonAnswers``: real Paimon tables
-    made and read by Paimon's own Java API) in a JVM with our jar, Paimon's and Spark's; raises
-    on failure. A run of seconds (tests, the demo) gets only the C1 compiler, which halves its
-    CPU time (a 16-table suite: 35 -> 18 s); ``long_running`` (the bench's 10M-row table) keeps
-    the optimising one."""
+    made and read by Paimon's own Java API) with our jar, Paimon's and Spark's; raises on failure.
+    A run of seconds (tests, the demo) is a call into this process's private JVM with Paimon's
+    jar (:func:`jvm_with`, ``InProcess``), started once: a ``java`` process apiece spent 4-6
+    CPU-s starting and loading Paimon's classes, and an integration test file ran thirteen.
+    ``long_running`` (the benchmarks' million-row tables) gets a JVM of its own, with the
+    optimising compiler."""
+    if not long_running:
+        failure = jvm_with(paimon_bundle()).io.indexbridge.reference.InProcess.run(main, list(args))
+        if failure is not None:
+            raise RuntimeError(f"{main} {' '.join(args)} failed:\n{failure[-4000:]}")
+        return
     import pyspark
 
     classpath = os.pathsep.join([str(jar_path()), str(paimon_bundle()), str(Path(pyspark.__file__).parent / "jars" / "*")])
-    jit = [] if long_running else ["-XX:TieredStopAtLevel=1"]
-    done = subprocess.run(["java", *jit, "-cp", classpath, f"io.indexbridge.reference.{main}", *args], capture_output=True, text=True)
+    done = subprocess.run(["java", "-cp", classpath, f"io.indexbridge.reference.{main}", *args], capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{main} {' '.join(args)} failed:\n{done.stderr[-4000:]}")
 

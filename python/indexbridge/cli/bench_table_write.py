@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -29,17 +28,11 @@ INDEX_OPTIONS = {"file-index.bloom-filter.columns": "customer", "file-index.bitm
 
 
 def _reference(*args: str) -> dict:
-    import pyspark
-
-    from indexbridge.jvm import jar_path, paimon_bundle
+    from indexbridge.jvm import run_reference
 
     out = Path(tempfile.mkstemp(suffix=".json")[1])
-    classpath = os.pathsep.join([str(jar_path()), str(paimon_bundle()), str(Path(pyspark.__file__).parent / "jars" / "*")])
     options = [f"{k}={v}" for k, v in INDEX_OPTIONS.items()] if args[0] == "bench-rewrite" else []
-    command = ["java", "-Xmx4g", "-cp", classpath, "io.indexbridge.reference.PaimonWriteReference", *args, str(out), *options]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"PaimonWriteReference {args[0]} failed:\n{done.stderr[-4000:]}")
+    run_reference(*args, str(out), *options, main="PaimonWriteReference", long_running=True)
     return json.loads(out.read_text())
 
 

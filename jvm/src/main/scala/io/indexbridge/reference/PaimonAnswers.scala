@@ -265,8 +265,8 @@ object PaimonAnswers {
       val where = rest.sliding(2).collectFirst { case "--where" :: w :: Nil => w }
       println(mapper.writerWithDefaultPrettyPrinter().writeValueAsString(answer(path, snapshot, where)))
     case _ =>
-      System.err.println("usage: PaimonAnswers suite SPEC.json OUT.json | orders WAREHOUSE ROWS BUCKETS OUT.json [CONDITION ...]"
+      // thrown, not sys.exit: the mains also run inside a JVM that stays up (InProcess)
+      throw new IllegalArgumentException("usage: PaimonAnswers suite SPEC.json OUT.json | orders WAREHOUSE ROWS BUCKETS OUT.json [CONDITION ...]"
         + " | answers REQUESTS.json OUT.json | answer TABLE_DIR [--snapshot ID] [--where COND]")
-      sys.exit(2)
   }
 }

@@ -197,9 +197,9 @@ object PaimonWriteReference {
       compact(path)
       Files.write(Paths.get(out), mapper.writeValueAsBytes(PaimonAnswers.answer(path, None, None)))
     case _ =>
-      System.err.println("usage: PaimonWriteReference create KIND SEED WAREHOUSE NAME OUT.json [KEY=VALUE|KEY=- ...]" +
+      // thrown, not sys.exit: the mains also run inside a JVM that stays up (InProcess)
+      throw new IllegalArgumentException("usage: PaimonWriteReference create KIND SEED WAREHOUSE NAME OUT.json [KEY=VALUE|KEY=- ...]" +
         " | answer TABLE OUT.json [CONDITION] | write TABLE SEED ROWS OUT.json | bench-table WAREHOUSE ROWS OUT.json" +
         " | bench-rewrite TABLE OUT.json [KEY=VALUE ...]")
-      sys.exit(2)
   }
 }
