@@ -61,5 +61,7 @@ lazy val root = (project in file("."))
         IO.createDirectory(tmp)
       }
     },
+    // each test's duration in the log (-oD), as the pytest lanes print their slowest
+    Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
     Test / baseDirectory := baseDirectory.value
   )

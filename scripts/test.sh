@@ -1,12 +1,10 @@
 #!/usr/bin/env bash
-# The whole test suite from nothing: bootstrap, then four lanes side by side on the machine's
+# The whole test suite from nothing: bootstrap, then five lanes side by side on the machine's
 # cores — the Scala tests (sbt), pytest over tests/ (unit, vectors, cross-language), pytest over
-# integration/'s tests sharing one Spark session, and the whole jobs (the demo, local-cluster,
-# packaging, two benchmarks' smoke runs; then two pure-Python test files of tests/): lanes of
-# about equal work, so that both cores stay busy to the end (with integration in one lane, it
-# ran alone for its last five minutes). The logs are printed when all are done, the whole-job
-# tests' last. Extra arguments (say, a test file or -k EXPR) make one pytest run of their own
-# beside sbt instead of the three.
+# integration/'s tests sharing one Spark session, the whole jobs (the demo, local-cluster,
+# packaging, two benchmarks' smoke runs), and two pure-Python test files of tests/ (zap segments
+# and their mutants). The logs are printed when all are done, the whole-job tests' last. Extra
+# arguments (say, a test file or -k EXPR) make one pytest run of their own beside sbt instead.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -31,15 +29,16 @@ if [ "$#" -gt 0 ]; then
   lane pytest .venv/bin/python -m pytest -q --durations=15 "$@"
 else
   # whole jobs in processes of their own (the demo, local-cluster, packaging, the smoke runs of
-  # two benchmarks) make a lane apart from the tests sharing a session's Spark, with two
-  # pure-Python test files of tests/ (zap segments and their mutants, 110 CPU-s) after them, so
-  # that the lanes end together (measured: without those, tests/'s lane ran alone, on one core,
-  # for its last three to four minutes)
-  jobs=(integration/test_demo.py integration/test_local_cluster.py integration/test_packaging.py tests/test_bench_fileindex.py tests/test_bench_zap.py
-    tests/test_zap_segment.py tests/test_zap_mutation.py)
-  ignored=("${jobs[@]/#/--ignore=}")
+  # two benchmarks) make a lane apart from the tests sharing a session's Spark; the two
+  # pure-Python files of tests/ (110 CPU-s on one thread) a lane of their own from the start, done
+  # early: behind the whole jobs, they left that lane running alone on one core for its last
+  # minutes (measured: it ended 60-110 s after the others)
+  jobs=(integration/test_demo.py integration/test_local_cluster.py integration/test_packaging.py tests/test_bench_fileindex.py tests/test_bench_zap.py)
+  pure=(tests/test_zap_segment.py tests/test_zap_mutation.py)
+  ignored=("${jobs[@]/#/--ignore=}" "${pure[@]/#/--ignore=}")
   lane pytest-tests .venv/bin/python -m pytest -q --durations=15 tests "${ignored[@]}"
   lane pytest-integration .venv/bin/python -m pytest -q --durations=15 integration "${ignored[@]}"
+  lane pytest-pure .venv/bin/python -m pytest -q --durations=5 "${pure[@]}"
   lane pytest-jobs .venv/bin/python -m pytest -q --durations=15 "${jobs[@]}"
 fi
 echo "running ${lanes[*]} side by side (logs in target/<lane>.log)..."
