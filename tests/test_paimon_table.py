@@ -201,6 +201,6 @@ def test_key_filters_projected_out_of_ors_as_paimon(paimon_suite, key_range_tabl
 
 def _smallest_largest_key(table: FileStoreTable) -> object:
     """The first trimmed key's largest value in the live data file where it is smallest."""
-    key = table.schema.trimmed_primary_keys
-    types = [binary_row_type(table.schema.field(k).type) for k in key]
+    keys = table.schema.trimmed_primary_keys
+    types = [binary_row_type(table.schema.field(k).type) for k in keys]
     return min(deserialize_binary_row(e.file.key_stats.max_values, types)[0] for s in table.plan(None).splits for e in s.files)
