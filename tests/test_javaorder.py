@@ -25,6 +25,7 @@ from indexbridge.paimon.javaorder import (
     java_number_compare,
     java_string_compare,
     java_string_hash,
+    java_string_hashes,
     to_java_int,
 )
 
@@ -53,6 +54,11 @@ def test_java_string_hash(vectors_dir: Path):
     assert java_string_hash("\U0001f600") == 31 * 0xD83D + 0xDE00  # UTF-16 surrogate pair
     assert java_string_hash("polygenelubricants") == -(2**31)
     assert java_string_hash("Aa") == java_string_hash("BB") == java_string_hash("C#")
+    # at once, with empty strings among them (ASCII and not: two ways to the code units)
+    strings, codes = [i["string"] for i in items], [i["hash_code"] for i in items]
+    assert java_string_hashes(["", *strings, "a", ""]).tolist() == [0, *codes, 97, 0]
+    assert java_string_hashes(["", "Aa", "polygenelubricants", ""]).tolist() == [0, 2112, -(2**31), 0]
+    assert java_string_hashes([]).tolist() == []
 
 
 def test_put_appends_and_compute_if_absent_prepends_within_a_bucket():
@@ -384,10 +390,12 @@ def test_string_keys_equal_java(j, monkeypatch: pytest.MonkeyPatch):
     for seed in range(60):
         keys = _string_case(random.Random(seed))
         java_keys = _java_strings(j, keys)
-        put = JavaHashMapOrder(java_string_hash, java_string_compare)
+        hash_code = dict(zip(keys, java_string_hashes(keys).tolist())).__getitem__  # each key's, at once
+        put = JavaHashMapOrder(hash_code, java_string_compare)
         put.put_each(keys)
         assert put.keys() == _strings_back(j, _java_put_order(j, java_keys), len(put.keys())), seed
-        cia = JavaHashMapOrder(java_string_hash, java_string_compare)
+        assert hashmap_put_order(keys, java_string_hash, java_string_compare) == put.keys(), seed
+        cia = JavaHashMapOrder(hash_code, java_string_compare)
         cia.compute_if_absent_each(keys)
         java_cia = _strings_back(j, _java_compute_if_absent_order(j, java_keys), len(cia.keys()))
         assert cia.keys() == java_cia, seed
