@@ -31,7 +31,7 @@ if [ "$#" -gt 0 ]; then
 else
   # whole jobs in processes of their own (the demo, local-cluster, packaging, the smoke runs of
   # two benchmarks) make a lane apart from the tests sharing a session's Spark; six pure-Python
-  # files of tests/ (zap segments, columns and conformance, the mutation tests; about 190 CPU-s
+  # files of tests/ (zap segments, columns and conformance, the mutation tests; about 200 CPU-s
   # on one thread) a lane of their own from the start, done early: behind the whole jobs, two of
   # them left that lane running alone on one core for its last 60-110 s (the others ended at
   # 1019-1065 s, it at 1130); in tests/'s lane, the other four made that lane end last

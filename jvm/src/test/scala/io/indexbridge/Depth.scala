@@ -17,7 +17,7 @@ object Depth {
   def pick[T](items: Seq[T], n: Int, key: String): Seq[T] =
     if (deep || n >= items.size) items
     else {
-      val picked = new scala.util.Random(s"$seed/$key".hashCode.toLong).shuffle(items.indices.toList).take(n.max(1)).toSet
+      val picked = rng(key).shuffle(items.indices.toList).take(n.max(1)).toSet
       items.zipWithIndex.collect { case (item, i) if picked(i) => item }
     }
 
@@ -30,7 +30,10 @@ object Depth {
   def thin[T](mutants: Iterator[T], share: Double, key: String): Iterator[T] =
     if (deep) mutants
     else {
-      val r = new scala.util.Random(s"$seed/$key".hashCode.toLong)
+      val r = rng(key)
       mutants.filter(_ => r.nextDouble() < share)
     }
+
+  /** The day's random draws for `key`. */
+  private def rng(key: String): scala.util.Random = new scala.util.Random(s"$seed/$key".hashCode.toLong)
 }
