@@ -2,7 +2,9 @@ package io.indexbridge.paimon.table
 
 import java.nio.charset.StandardCharsets
 
-import io.indexbridge.paimon.KeyType
+import scala.collection.mutable
+
+import io.indexbridge.paimon.{BinaryRow, KeyType}
 import io.indexbridge.paimon.fileindex.{Condition, IndexValue, Op, Predicate}
 
 /** Paimon's predicates over a table's columns (`org.apache.paimon.predicate`), on the trees of
@@ -215,6 +217,24 @@ object Predicates {
       if (c != 0) c else Integer.compare(n1, n2)
     case (x: Number, y: Number) => java.lang.Long.compare(x.longValue, y.longValue)
     case _ => throw new IllegalArgumentException(s"cannot compare $a and $b as $t")
+  }
+
+  /** The order of serialized trimmed primary keys of `types` (Paimon's generated key comparator:
+    * field by field, nulls first, each in its type's natural order); each key is decoded once. */
+  def keyOrdering(types: Seq[KeyType], source: String): Ordering[Array[Byte]] = {
+    val decoded = mutable.HashMap.empty[java.nio.ByteBuffer, IndexedSeq[Any]]
+    def key(bytes: Array[Byte]) = decoded.getOrElseUpdate(java.nio.ByteBuffer.wrap(bytes), BinaryRow.deserialize(bytes, types, source))
+    (a: Array[Byte], b: Array[Byte]) => {
+      val (x, y) = (key(a), key(b))
+      types.indices.iterator.map { i =>
+        (x(i), y(i)) match {
+          case (null, null) => 0
+          case (null, _)    => -1
+          case (_, null)    => 1
+          case (u, v)       => compare(types(i), u, v)
+        }
+      }.find(_ != 0).getOrElse(0)
+    }
   }
 
   /** `Predicate.test(rowCount, min, max, nullCounts)`: whether a file (or manifest) whose columns

@@ -363,26 +363,12 @@ object TableCommit {
     val buckets = changed.map(e => (ByteBuffer.wrap(e.partition), e.bucket)).toSet
     val live = Manifest.mergeEntries(all.filter(e => buckets.contains((ByteBuffer.wrap(e.partition), e.bucket))), source)
     val types = schema.trimmedPrimaryKeys.map(k => schema.keyTypeOf(k).get)
-    val order = keyOrdering(types, source)
+    val order = Predicates.keyOrdering(types, source)
     live.filter(_.file.level >= 1).groupBy(e => (ByteBuffer.wrap(e.partition), e.bucket, e.file.level)).valuesIterator.flatMap { files =>
       files.sortBy(_.file.minKey)(order).sliding(2).collectFirst {
         case Seq(a, b) if order.compare(a.file.maxKey, b.file.minKey) >= 0 =>
           s"LSM conflict: files ${a.file.fileName} and ${b.file.fileName} of bucket ${a.bucket} overlap at level ${a.file.level}"
       }
     }.nextOption()
-  }
-
-  /** The order of serialized trimmed primary keys (field by field, nulls first). */
-  def keyOrdering(types: Seq[KeyType], source: String): Ordering[Array[Byte]] = (a: Array[Byte], b: Array[Byte]) => {
-    val x = io.indexbridge.paimon.BinaryRow.deserialize(a, types, source)
-    val y = io.indexbridge.paimon.BinaryRow.deserialize(b, types, source)
-    types.indices.iterator.map { i =>
-      (x(i), y(i)) match {
-        case (null, null) => 0
-        case (null, _)    => -1
-        case (_, null)    => 1
-        case (u, v)       => Predicates.compare(types(i), u, v)
-      }
-    }.find(_ != 0).getOrElse(0)
   }
 }

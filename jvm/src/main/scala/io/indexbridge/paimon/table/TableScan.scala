@@ -292,7 +292,7 @@ final class FileStoreTable private (val path: Path, val schema: TableSchema, val
         else indexFiles(s).filter(_.indexType == DeletionFileCodec.IndexType).groupBy(f => (f.partition, f.bucket)).map {
           case (key, files) => key -> files.flatMap(f => f.dvRanges.getOrElse(Nil).map(r => r.dataFile -> DeletionFile(f.path, r.offset, r.length, r.cardinality))).toMap
         }
-      val keyOrder = if (primaryKeyTable) Some(keyOrdering(src)) else None
+      val keyOrder = if (primaryKeyTable) Some(Predicates.keyOrdering(schema.trimmedPrimaryKeys.map(columnTypes(_).get), src + " (file key)")) else None
       grouped.toSeq.flatMap { case (_, buckets) =>
         buckets.toSeq.flatMap { case (bucket, bucketEntries) =>
           val part = partitionOf(bucketEntries.head, src)
@@ -306,25 +306,6 @@ final class FileStoreTable private (val path: Path, val schema: TableSchema, val
             })
           }
         }
-      }
-    }
-
-    /** The order of serialized trimmed primary keys (Paimon's generated key comparator: field by
-      * field, each in its type's natural order). */
-    private def keyOrdering(src: String): Ordering[Array[Byte]] = {
-      val types = schema.trimmedPrimaryKeys.map(columnTypes(_).get)
-      val decoded = mutable.HashMap.empty[java.nio.ByteBuffer, IndexedSeq[Any]]
-      def key(bytes: Array[Byte]) = decoded.getOrElseUpdate(java.nio.ByteBuffer.wrap(bytes), BinaryRow.deserialize(bytes, types, src + " (file key)"))
-      (a: Array[Byte], b: Array[Byte]) => {
-        val (x, y) = (key(a), key(b))
-        types.indices.iterator.map { i =>
-          (x(i), y(i)) match {
-            case (null, null) => 0
-            case (null, _)    => -1
-            case (_, null)    => 1
-            case (u, v)       => Predicates.compare(types(i), u, v)
-          }
-        }.find(_ != 0).getOrElse(0)
       }
     }
   }
