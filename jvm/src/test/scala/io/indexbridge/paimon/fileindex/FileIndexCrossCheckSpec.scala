@@ -8,14 +8,13 @@ import io.indexbridge.paimon.KeyType
 import io.indexbridge.paimon.fileindex.FileIndexGen._
 import org.apache.paimon.CoreOptions
 import org.apache.paimon.data.{GenericMap, GenericRow}
-import org.apache.paimon.fileindex.{FileIndexFormat, FileIndexOptions, FileIndexer, FileIndexResult => PaimonResult}
+import org.apache.paimon.fileindex.{FileIndexFormat, FileIndexOptions, FileIndexer}
 import org.apache.paimon.fileindex.{FileIndexPredicate => PaimonPredicate}
-import org.apache.paimon.fileindex.bitmap.BitmapIndexResult
 import org.apache.paimon.fs.{ByteArraySeekableStream, Path => PaimonPath}
 import org.apache.paimon.fs.local.LocalFileIO
 import org.apache.paimon.io.DataFileIndexWriter
 import org.apache.paimon.options.Options
-import org.apache.paimon.predicate.{FieldRef, PredicateBuilder, Predicate => PaimonPredicateTree}
+import org.apache.paimon.predicate.{PredicateBuilder, Predicate => PaimonPredicateTree}
 import org.apache.paimon.types.{DataTypes, RowType}
 import org.scalacheck.Gen
 import org.scalatest.funsuite.AnyFunSuite
@@ -29,26 +28,6 @@ class FileIndexCrossCheckSpec extends AnyFunSuite with ScalaCheckPropertyChecks 
   // shrinking would invent column names and types the generators never make
   implicit def noShrink[T]: org.scalacheck.Shrink[T] = org.scalacheck.Shrink.shrinkAny
 
-  /** A result as (kind, rows): rows only for row sets. */
-  private def theirs(r: PaimonResult): (String, Seq[Int]) = r match {
-    case b: BitmapIndexResult => ("bitmap", b.get().iterator().asScala.map(_.intValue).toList)
-    case x if x eq PaimonResult.REMAIN => ("remain", Nil)
-    case x if x eq PaimonResult.SKIP   => ("skip", Nil)
-    case other                         => (s"unknown ${other.getClass}", Nil)
-  }
-
-  private def ours(r: FileIndexResult): (String, Seq[Int]) = r match {
-    case FileIndexResult.Remain     => ("remain", Nil)
-    case FileIndexResult.Skip       => ("skip", Nil)
-    case FileIndexResult.Rows(rows) => ("bitmap", rows.toArray.toList)
-  }
-
-  private def paimonOptions(options: Map[String, String]): Options = {
-    val o = new Options()
-    options.foreach { case (k, v) => o.set(k, v) }
-    o
-  }
-
   /** Paimon's payload of `column`, or its exception. */
   private def paimonWrite(indexType: String, t: KeyType, options: Map[String, String], column: Seq[Any]): Either[Throwable, Array[Byte]] =
     try {
@@ -58,30 +37,9 @@ class FileIndexCrossCheckSpec extends AnyFunSuite with ScalaCheckPropertyChecks 
     } catch { case e: Exception => Left(e) }
 
   /** Asks both readers of `bytes` every operation with each literal. */
-  private def sameAnswers(indexType: String, t: KeyType, bytes: Array[Byte], literals: List[Any]): Unit = {
-    val paimon = FileIndexer.create(indexType, paimonType(t), new Options()).createReader(new ByteArraySeekableStream(bytes), 0, bytes.length)
-    val reader = FileIndexContainer.reader(ContainerEntry("c", indexType, 0, bytes.length), t, bytes, "generated")
-    val ref = new FieldRef(0, "c", paimonType(t))
-    def p(v: Any) = paimonValue(v, t)
-    def check(what: String, op: Op, lits: Seq[Any], theirResult: => PaimonResult): Unit =
-      assert(ours(reader.evaluate(op, lits)) == theirs(theirResult), s"$what ${lits.mkString(",")} on $t")
-    check("is_null", Op.IsNull, Nil, paimon.visitIsNull(ref))
-    check("is_not_null", Op.IsNotNull, Nil, paimon.visitIsNotNull(ref))
-    for (l <- literals) {
-      check("equal", Op.Equal, Seq(l), paimon.visitEqual(ref, p(l)))
-      check("not_equal", Op.NotEqual, Seq(l), paimon.visitNotEqual(ref, p(l)))
-      check("less_than", Op.LessThan, Seq(l), paimon.visitLessThan(ref, p(l)))
-      check("less_or_equal", Op.LessOrEqual, Seq(l), paimon.visitLessOrEqual(ref, p(l)))
-      check("greater_than", Op.GreaterThan, Seq(l), paimon.visitGreaterThan(ref, p(l)))
-      check("greater_or_equal", Op.GreaterOrEqual, Seq(l), paimon.visitGreaterOrEqual(ref, p(l)))
-    }
-    for (group <- literals.grouped(3)) {
-      check("in", Op.In, group, paimon.visitIn(ref, group.map(p).asJava))
-      check("not_in", Op.NotIn, group, paimon.visitNotIn(ref, group.map(p).asJava))
-    }
-    for (Seq(a, b) <- literals.grouped(2).filter(_.length == 2))
-      check("between", Op.Between, Seq(a, b), paimon.visitBetween(ref, p(a), p(b)))
-  }
+  private def sameAnswers(indexType: String, t: KeyType, bytes: Array[Byte], literals: List[Any]): Unit =
+    FileIndexGen.sameAnswers(FileIndexer.create(indexType, paimonType(t), new Options()).createReader(new ByteArraySeekableStream(bytes), 0, bytes.length),
+      FileIndexContainer.reader(ContainerEntry("c", indexType, 0, bytes.length), t, bytes, "generated"), t, literals)
 
   private def crossCheck(indexType: String, supports: KeyType => Boolean, options: Gen[Map[String, String]], bsi: Boolean = false): Unit =
     forAll(typesFor(supports).flatMap(t => column(t, bsi).map(t -> _)), options) { case ((t, column), opts) =>

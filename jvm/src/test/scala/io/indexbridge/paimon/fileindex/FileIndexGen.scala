@@ -1,13 +1,21 @@
 package io.indexbridge.paimon.fileindex
 
+import scala.jdk.CollectionConverters._
+
 import io.indexbridge.paimon.KeyType
 import io.indexbridge.paimon.KeyType._
 import org.apache.paimon.data.{BinaryString, Decimal, Timestamp}
+import org.apache.paimon.fileindex.{FileIndexReader => PaimonReader, FileIndexResult => PaimonResult}
+import org.apache.paimon.fileindex.bitmap.BitmapIndexResult
+import org.apache.paimon.options.Options
+import org.apache.paimon.predicate.FieldRef
 import org.apache.paimon.types.{DataType, DataTypeJsonParser}
 import org.scalacheck.Gen
+import org.scalatest.Assertions.assert
 
 /** Generated columns for the file indexes: every type an index supports, nulls, repeats (so
-  * bitmaps get multi-row keys), extremes, and the conversions to Paimon's internal values. */
+  * bitmaps get multi-row keys), extremes, the conversions to Paimon's internal values, and the
+  * comparison of our readers' answers with Paimon's. */
 object FileIndexGen {
   val allTypes: Gen[KeyType] = Gen.oneOf(
     Gen.oneOf(BooleanType, TinyIntType, SmallIntType, IntType, BigIntType, FloatType, DoubleType, DateType),
@@ -101,5 +109,52 @@ object FileIndexGen {
     case (d: java.math.BigDecimal, DecimalType(p, s)) => Decimal.fromBigDecimal(d, p, s)
     case ((millis: Long, nanos: Int), _)              => Timestamp.fromEpochMillis(millis, nanos)
     case (other, _)                                   => other.asInstanceOf[AnyRef]
+  }
+
+  /** Paimon's result as (kind, rows): rows only for row sets. */
+  def theirs(r: PaimonResult): (String, Seq[Int]) = r match {
+    case b: BitmapIndexResult          => ("bitmap", b.get().iterator().asScala.map(_.intValue).toList)
+    case x if x eq PaimonResult.REMAIN => ("remain", Nil)
+    case x if x eq PaimonResult.SKIP   => ("skip", Nil)
+    case other                         => (s"unknown ${other.getClass}", Nil)
+  }
+
+  /** Our result as [[theirs]] gives Paimon's. */
+  def ours(r: FileIndexResult): (String, Seq[Int]) = r match {
+    case FileIndexResult.Remain     => ("remain", Nil)
+    case FileIndexResult.Skip       => ("skip", Nil)
+    case FileIndexResult.Rows(rows) => ("bitmap", rows.toArray.toList)
+  }
+
+  def paimonOptions(options: Map[String, String]): Options = {
+    val o = new Options()
+    options.foreach { case (k, v) => o.set(k, v) }
+    o
+  }
+
+  /** Asks Paimon's reader and ours of one index of a column `c` of type `t` every operation:
+    * IS NULL, IS NOT NULL, the six comparisons with each literal, IN and NOT IN of each three,
+    * BETWEEN of each two; the answers must be the same. */
+  def sameAnswers(paimon: PaimonReader, reader: FileIndexReader, t: KeyType, literals: List[Any]): Unit = {
+    val ref = new FieldRef(0, "c", paimonType(t))
+    def p(v: Any) = paimonValue(v, t)
+    def check(what: String, op: Op, lits: Seq[Any], theirResult: => PaimonResult): Unit =
+      assert(ours(reader.evaluate(op, lits)) == theirs(theirResult), s"$what ${lits.mkString(",")} on $t")
+    check("is_null", Op.IsNull, Nil, paimon.visitIsNull(ref))
+    check("is_not_null", Op.IsNotNull, Nil, paimon.visitIsNotNull(ref))
+    for (l <- literals) {
+      check("equal", Op.Equal, Seq(l), paimon.visitEqual(ref, p(l)))
+      check("not_equal", Op.NotEqual, Seq(l), paimon.visitNotEqual(ref, p(l)))
+      check("less_than", Op.LessThan, Seq(l), paimon.visitLessThan(ref, p(l)))
+      check("less_or_equal", Op.LessOrEqual, Seq(l), paimon.visitLessOrEqual(ref, p(l)))
+      check("greater_than", Op.GreaterThan, Seq(l), paimon.visitGreaterThan(ref, p(l)))
+      check("greater_or_equal", Op.GreaterOrEqual, Seq(l), paimon.visitGreaterOrEqual(ref, p(l)))
+    }
+    for (group <- literals.grouped(3)) {
+      check("in", Op.In, group, paimon.visitIn(ref, group.map(p).asJava))
+      check("not_in", Op.NotIn, group, paimon.visitNotIn(ref, group.map(p).asJava))
+    }
+    for (Seq(a, b) <- literals.grouped(2).filter(_.length == 2))
+      check("between", Op.Between, Seq(a, b), paimon.visitBetween(ref, p(a), p(b)))
   }
 }

@@ -10,7 +10,7 @@ import io.indexbridge.paimon.KeyType._
 import io.indexbridge.paimon.fileindex.FileIndexGen._
 import org.apache.paimon.CoreOptions
 import org.apache.paimon.data.{BinaryString, GenericMap, GenericRow}
-import org.apache.paimon.fileindex.{FileIndexOptions, FileIndexReader => PaimonReader, FileIndexResult => PaimonResult, FileIndexer}
+import org.apache.paimon.fileindex.{FileIndexOptions, FileIndexResult => PaimonResult, FileIndexer}
 import org.apache.paimon.fileindex.{FileIndexPredicate => PaimonPredicate}
 import org.apache.paimon.fileindex.bitmap.BitmapIndexResult
 import org.apache.paimon.fs.{ByteArraySeekableStream, Path => PaimonPath}
@@ -36,25 +36,6 @@ class RangeBitmapCrossCheckSpec extends AnyFunSuite with ScalaCheckPropertyCheck
   implicit def noShrink[T]: org.scalacheck.Shrink[T] = org.scalacheck.Shrink.shrinkAny
 
   private val Id = RangeBitmapIndex.Identifier
-
-  private def theirs(r: PaimonResult): (String, Seq[Int]) = r match {
-    case b: BitmapIndexResult          => ("bitmap", b.get().iterator().asScala.map(_.intValue).toList)
-    case x if x eq PaimonResult.REMAIN => ("remain", Nil)
-    case x if x eq PaimonResult.SKIP   => ("skip", Nil)
-    case other                         => (s"unknown ${other.getClass}", Nil)
-  }
-
-  private def ours(r: FileIndexResult): (String, Seq[Int]) = r match {
-    case FileIndexResult.Remain     => ("remain", Nil)
-    case FileIndexResult.Skip       => ("skip", Nil)
-    case FileIndexResult.Rows(rows) => ("bitmap", rows.toArray.toList)
-  }
-
-  private def paimonOptions(options: Map[String, String]): Options = {
-    val o = new Options()
-    options.foreach { case (k, v) => o.set(k, v) }
-    o
-  }
 
   private def paimonWrite(t: KeyType, options: Map[String, String], column: Seq[Any]): Either[Throwable, Array[Byte]] =
     try {
@@ -90,27 +71,9 @@ class RangeBitmapCrossCheckSpec extends AnyFunSuite with ScalaCheckPropertyCheck
   private def sameAnswers(t: KeyType, bytes: Array[Byte], column: Seq[Any], literals: List[Any], seed: Long): Unit = {
     val paimon = FileIndexer.create(Id, paimonType(t), new Options()).createReader(new ByteArraySeekableStream(bytes), 0, bytes.length)
     val reader = RangeBitmapIndex.read(t, bytes, "generated")
-    val ref = new FieldRef(0, "c", paimonType(t))
-    def p(v: Any) = paimonValue(v, t)
-    def check(what: String, op: Op, lits: Seq[Any], theirResult: => PaimonResult): Unit =
-      assert(ours(reader.evaluate(op, lits)) == theirs(theirResult), s"$what ${lits.mkString(",")} on $t")
-    check("is_null", Op.IsNull, Nil, paimon.visitIsNull(ref))
-    check("is_not_null", Op.IsNotNull, Nil, paimon.visitIsNotNull(ref))
-    for (l <- literals) {
-      check("equal", Op.Equal, Seq(l), paimon.visitEqual(ref, p(l)))
-      check("not_equal", Op.NotEqual, Seq(l), paimon.visitNotEqual(ref, p(l)))
-      check("less_than", Op.LessThan, Seq(l), paimon.visitLessThan(ref, p(l)))
-      check("less_or_equal", Op.LessOrEqual, Seq(l), paimon.visitLessOrEqual(ref, p(l)))
-      check("greater_than", Op.GreaterThan, Seq(l), paimon.visitGreaterThan(ref, p(l)))
-      check("greater_or_equal", Op.GreaterOrEqual, Seq(l), paimon.visitGreaterOrEqual(ref, p(l)))
-    }
-    for (group <- literals.grouped(3)) {
-      check("in", Op.In, group, paimon.visitIn(ref, group.map(p).asJava))
-      check("not_in", Op.NotIn, group, paimon.visitNotIn(ref, group.map(p).asJava))
-    }
-    for (Seq(a, b) <- literals.grouped(2).filter(_.length == 2))
-      check("between", Op.Between, Seq(a, b), paimon.visitBetween(ref, p(a), p(b)))
+    FileIndexGen.sameAnswers(paimon, reader, t, literals)
     // top-N: unrestricted, all rows, a random subset, no rows
+    val ref = new FieldRef(0, "c", paimonType(t))
     val random = new scala.util.Random(seed)
     val subset = new RoaringBitmap
     column.indices.filter(_ => random.nextInt(3) > 0).foreach(subset.add)
