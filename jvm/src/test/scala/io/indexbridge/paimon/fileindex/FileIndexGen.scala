@@ -5,10 +5,10 @@ import scala.jdk.CollectionConverters._
 import io.indexbridge.paimon.KeyType
 import io.indexbridge.paimon.KeyType._
 import org.apache.paimon.data.{BinaryString, Decimal, Timestamp}
-import org.apache.paimon.fileindex.{FileIndexReader => PaimonReader, FileIndexResult => PaimonResult}
+import org.apache.paimon.fileindex.{FileIndexPredicate => PaimonPredicate, FileIndexReader => PaimonReader, FileIndexResult => PaimonResult}
 import org.apache.paimon.fileindex.bitmap.BitmapIndexResult
 import org.apache.paimon.options.Options
-import org.apache.paimon.predicate.FieldRef
+import org.apache.paimon.predicate.{FieldRef, PredicateBuilder, Predicate => PaimonPredicateTree}
 import org.apache.paimon.types.{DataType, DataTypeJsonParser}
 import org.scalacheck.Gen
 import org.scalatest.Assertions.assert
@@ -156,5 +156,23 @@ object FileIndexGen {
     }
     for (Seq(a, b) <- literals.grouped(2).filter(_.length == 2))
       check("between", Op.Between, Seq(a, b), paimon.visitBetween(ref, p(a), p(b)))
+  }
+
+  /** A container's `predicate` against Paimon's `FileIndexPredicate` over the same bytes, for
+    * each of the `leaves` (ours and Paimon's tree) and the AND and the OR of each two neighbours:
+    * the same REMAIN or SKIP, and the same rows unless Paimon skips (its leaf order is arbitrary,
+    * by identity hashes: an empty row set and SKIP are alike). */
+  def samePredicateAnswers(predicate: FileIndexPredicate, paimon: PaimonPredicate, leaves: Seq[(Predicate, PaimonPredicateTree)]): Unit = {
+    val compound = leaves.sliding(2).flatMap {
+      case Seq((a, pa), (b, pb)) => Seq(Predicate.And(Seq(a, b)) -> PredicateBuilder.and(pa, pb), Predicate.Or(Seq(a, b)) -> PredicateBuilder.or(pa, pb))
+      case _                     => Nil
+    }
+    for ((mine, theirsTree) <- leaves ++ compound) {
+      val (kind, rows) = ours(predicate.evaluate(mine))
+      val (theirKind, theirRows) = theirs(paimon.evaluate(theirsTree))
+      val remains = theirKind == "remain" || (theirKind == "bitmap" && theirRows.nonEmpty)
+      assert(predicate.evaluate(mine).remain == remains, s"$mine")
+      if (remains || kind == theirKind) assert((kind, rows) == (theirKind, theirRows), s"$mine")
+    }
   }
 }

@@ -186,17 +186,7 @@ class RangeBitmapCrossCheckSpec extends AnyFunSuite with ScalaCheckPropertyCheck
           Predicate.Leaf(Op.IsNull, f.name) -> builder.isNull(i)
         )
       }
-      val compound = leaves.sliding(2).flatMap {
-        case Seq((a, pa), (b, pb)) => Seq(Predicate.And(Seq(a, b)) -> PredicateBuilder.and(pa, pb), Predicate.Or(Seq(a, b)) -> PredicateBuilder.or(pa, pb))
-        case _                     => Nil
-      }
-      for ((mine, theirsTree) <- leaves ++ compound) {
-        val (kind, rows) = ours(predicate.evaluate(mine))
-        val (theirKind, theirRows) = theirs(paimon.evaluate(theirsTree))
-        val remains = theirKind == "remain" || (theirKind == "bitmap" && theirRows.nonEmpty)
-        assert(predicate.evaluate(mine).remain == remains, s"$mine")
-        if (remains || kind == theirKind) assert((kind, rows) == (theirKind, theirRows), s"$mine")
-      }
+      samePredicateAnswers(predicate, paimon, leaves)
       for ((f, i) <- fields.zipWithIndex.filterNot(_._1.isMap); k <- Seq(0, 1, 3, rowCount / 2, rowCount + 1)) {
         val ref = new FieldRef(i, f.name, paimonType(f.valueType))
         val desc = random.nextBoolean()
