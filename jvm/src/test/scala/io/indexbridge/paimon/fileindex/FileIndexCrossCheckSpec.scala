@@ -1,18 +1,12 @@
 package io.indexbridge.paimon.fileindex
 
-import java.nio.file.Files
-
 import scala.jdk.CollectionConverters._
 
 import io.indexbridge.paimon.KeyType
 import io.indexbridge.paimon.fileindex.FileIndexGen._
-import org.apache.paimon.CoreOptions
-import org.apache.paimon.data.{GenericMap, GenericRow}
-import org.apache.paimon.fileindex.{FileIndexFormat, FileIndexOptions, FileIndexer}
+import org.apache.paimon.fileindex.{FileIndexFormat, FileIndexer}
 import org.apache.paimon.fileindex.{FileIndexPredicate => PaimonPredicate}
-import org.apache.paimon.fs.{ByteArraySeekableStream, Path => PaimonPath}
-import org.apache.paimon.fs.local.LocalFileIO
-import org.apache.paimon.io.DataFileIndexWriter
+import org.apache.paimon.fs.ByteArraySeekableStream
 import org.apache.paimon.options.Options
 import org.apache.paimon.predicate.{PredicateBuilder, Predicate => PaimonPredicateTree}
 import org.apache.paimon.types.{DataTypes, RowType}
@@ -102,24 +96,10 @@ class FileIndexCrossCheckSpec extends AnyFunSuite with ScalaCheckPropertyChecks 
             else column(f.valueType, bsi = true).pureApply(Gen.Parameters.default, org.scalacheck.rng.Seed(random.nextLong())).padTo(rowCount, null).take(rowCount)
           f.name -> values
         }.toMap
-        val rowType = RowType.of(fields.map(f => if (f.isMap) DataTypes.MAP(DataTypes.STRING(), DataTypes.INT()) else paimonType(f.valueType)).toArray,
-          fields.map(_.name).toArray)
-        val map = new java.util.LinkedHashMap[String, String]()
-        tableOptions.foreach { case (k, v) => map.put(k, v) }
-        val dir = Files.createTempDirectory("ib-fileindex")
-        val writer = new DataFileIndexWriter(LocalFileIO.create(), new PaimonPath(dir.resolve("data.index").toString), rowType,
-          new FileIndexOptions(new CoreOptions(map)), null)
-        for (r <- 0 until rowCount)
-          writer.write(GenericRow.of(fields.map { f =>
-            val v = columns(f.name)(r)
-            if (f.isMap && v != null) new GenericMap(v.asInstanceOf[Map[String, Any]].map { case (k, x) => org.apache.paimon.data.BinaryString.fromString(k) -> x }.asJava)
-            else paimonValue(v, f.valueType)
-          }: _*))
-        writer.close()
-        val expected = Option(writer.result().embeddedIndexBytes()).getOrElse(Files.readAllBytes(dir.resolve("data.index")))
+        val (expected, embedded, rowType) = paimonDataFileIndex(fields, columns, rowCount, tableOptions)
         val bytes = DataFileIndex.write(tableOptions, fields, columns, rowCount)
         assert(bytes.sameElements(expected), tableOptions)
-        assert(FileIndexContainer.embeddedInManifest(bytes.length.toLong) == (writer.result().embeddedIndexBytes() != null))
+        assert(FileIndexContainer.embeddedInManifest(bytes.length.toLong) == embedded)
 
         // FileIndexFormat.Writer over the same maps, in our header order
         val container = FileIndexContainer.read(bytes, "generated")

@@ -4,12 +4,16 @@ import scala.jdk.CollectionConverters._
 
 import io.indexbridge.paimon.KeyType
 import io.indexbridge.paimon.KeyType._
-import org.apache.paimon.data.{BinaryString, Decimal, Timestamp}
-import org.apache.paimon.fileindex.{FileIndexPredicate => PaimonPredicate, FileIndexReader => PaimonReader, FileIndexResult => PaimonResult}
+import org.apache.paimon.CoreOptions
+import org.apache.paimon.data.{BinaryString, Decimal, GenericMap, GenericRow, Timestamp}
+import org.apache.paimon.fileindex.{FileIndexOptions, FileIndexPredicate => PaimonPredicate, FileIndexReader => PaimonReader, FileIndexResult => PaimonResult}
 import org.apache.paimon.fileindex.bitmap.BitmapIndexResult
+import org.apache.paimon.fs.{Path => PaimonPath}
+import org.apache.paimon.fs.local.LocalFileIO
+import org.apache.paimon.io.DataFileIndexWriter
 import org.apache.paimon.options.Options
 import org.apache.paimon.predicate.{FieldRef, PredicateBuilder, Predicate => PaimonPredicateTree}
-import org.apache.paimon.types.{DataType, DataTypeJsonParser}
+import org.apache.paimon.types.{DataType, DataTypeJsonParser, DataTypes, RowType}
 import org.scalacheck.Gen
 import org.scalatest.Assertions.assert
 
@@ -174,5 +178,27 @@ object FileIndexGen {
       assert(predicate.evaluate(mine).remain == remains, s"$mine")
       if (remains || kind == theirKind) assert((kind, rows) == (theirKind, theirRows), s"$mine")
     }
+  }
+
+  /** What Paimon's `DataFileIndexWriter` writes for the columns' rows under the table options
+    * (a map field is a `MAP<STRING, INT>`): the container's bytes, whether they are embedded in the
+    * manifest (else written as a file), and the row type it was given. */
+  def paimonDataFileIndex(fields: Seq[DataField], columns: Map[String, Vector[Any]], rowCount: Int,
+      tableOptions: Seq[(String, String)]): (Array[Byte], Boolean, RowType) = {
+    val rowType = RowType.of(fields.map(f => if (f.isMap) DataTypes.MAP(DataTypes.STRING(), DataTypes.INT()) else paimonType(f.valueType)).toArray,
+      fields.map(_.name).toArray)
+    val options = new java.util.LinkedHashMap[String, String]()
+    tableOptions.foreach { case (k, v) => options.put(k, v) }
+    val file = java.nio.file.Files.createTempDirectory("ib-fileindex").resolve("data.index")
+    val writer = new DataFileIndexWriter(LocalFileIO.create(), new PaimonPath(file.toString), rowType, new FileIndexOptions(new CoreOptions(options)), null)
+    for (r <- 0 until rowCount)
+      writer.write(GenericRow.of(fields.map { f =>
+        val v = columns(f.name)(r)
+        if (f.isMap && v != null) new GenericMap(v.asInstanceOf[Map[String, Any]].map { case (k, x) => BinaryString.fromString(k) -> x }.asJava)
+        else paimonValue(v, f.valueType)
+      }: _*))
+    writer.close()
+    val embedded = writer.result().embeddedIndexBytes()
+    (Option(embedded).getOrElse(java.nio.file.Files.readAllBytes(file)), embedded != null, rowType)
   }
 }

@@ -1,24 +1,17 @@
 package io.indexbridge.paimon.fileindex
 
-import java.nio.file.Files
-
 import scala.jdk.CollectionConverters._
 
 import io.indexbridge.IndexFormatException
 import io.indexbridge.paimon.KeyType
 import io.indexbridge.paimon.KeyType._
 import io.indexbridge.paimon.fileindex.FileIndexGen._
-import org.apache.paimon.CoreOptions
-import org.apache.paimon.data.{BinaryString, GenericMap, GenericRow}
-import org.apache.paimon.fileindex.{FileIndexOptions, FileIndexResult => PaimonResult, FileIndexer}
+import org.apache.paimon.fileindex.{FileIndexResult => PaimonResult, FileIndexer}
 import org.apache.paimon.fileindex.{FileIndexPredicate => PaimonPredicate}
 import org.apache.paimon.fileindex.bitmap.BitmapIndexResult
-import org.apache.paimon.fs.{ByteArraySeekableStream, Path => PaimonPath}
-import org.apache.paimon.fs.local.LocalFileIO
-import org.apache.paimon.io.DataFileIndexWriter
+import org.apache.paimon.fs.ByteArraySeekableStream
 import org.apache.paimon.options.Options
 import org.apache.paimon.predicate.{FieldRef, PredicateBuilder, SortValue, TopN => PaimonTopN, Predicate => PaimonPredicateTree}
-import org.apache.paimon.types.{DataTypes, RowType}
 import org.apache.paimon.utils.RoaringBitmap32
 import org.roaringbitmap.RoaringBitmap
 import org.scalacheck.Gen
@@ -154,20 +147,7 @@ class RangeBitmapCrossCheckSpec extends AnyFunSuite with ScalaCheckPropertyCheck
           else column(f.valueType, bsi = true).pureApply(Gen.Parameters.default, org.scalacheck.rng.Seed(random.nextLong())).padTo(rowCount, null).take(rowCount)
         f.name -> values
       }.toMap
-      val rowType = RowType.of(fields.map(f => if (f.isMap) DataTypes.MAP(DataTypes.STRING(), DataTypes.INT()) else paimonType(f.valueType)).toArray, fields.map(_.name).toArray)
-      val map = new java.util.LinkedHashMap[String, String]()
-      tableOptions.foreach { case (k, v) => map.put(k, v) }
-      val dir = Files.createTempDirectory("ib-range-bitmap")
-      val writer = new DataFileIndexWriter(LocalFileIO.create(), new PaimonPath(dir.resolve("data.index").toString), rowType,
-        new FileIndexOptions(new CoreOptions(map)), null)
-      for (r <- 0 until rowCount)
-        writer.write(GenericRow.of(fields.map { f =>
-          val v = columns(f.name)(r)
-          if (f.isMap && v != null) new GenericMap(v.asInstanceOf[Map[String, Any]].map { case (k, x) => BinaryString.fromString(k) -> x }.asJava)
-          else paimonValue(v, f.valueType)
-        }: _*))
-      writer.close()
-      val expected = Option(writer.result().embeddedIndexBytes()).getOrElse(Files.readAllBytes(dir.resolve("data.index")))
+      val (expected, _, rowType) = paimonDataFileIndex(fields, columns, rowCount, tableOptions)
       val bytes = DataFileIndex.write(tableOptions, fields, columns, rowCount)
       assert(bytes.sameElements(expected), tableOptions)
 
