@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from functools import lru_cache
 from typing import Generic, TypeVar
 
 import numpy as np
@@ -112,6 +113,7 @@ def java_string_hashes(strings: Sequence[str]) -> np.ndarray:
     return sums.astype(np.uint32).view(np.int32).astype(np.int64)  # the low 32 bits, signed
 
 
+@lru_cache(maxsize=1 << 14)  # writers hash the same column names and option keys for every data file
 def java_string_hash(s: str) -> int:
     """``java.lang.String.hashCode()`` of one string (:func:`java_string_hashes`)."""
     return int(java_string_hashes([s])[0])
@@ -535,9 +537,14 @@ def _balance_insertion(root: _TreeNode, x: _TreeNode) -> _TreeNode:
                     root = _rotate_left(root, xpp)
 
 
+# From this many keys on, strings are hashed all at once (the data files of a bucket or of a
+# Puffin file); fewer (a table's options, a column's index types) one by one, cached
+_BATCH_STRING_HASHES = 32
+
+
 def _hash_codes(keys: list[K], hash_code: Callable[[K], int]) -> np.ndarray:
-    """``hash_code`` of each key as int64; strings' :func:`java_string_hash` all at once."""
-    if hash_code is java_string_hash:
+    """``hash_code`` of each key as int64; many strings' :func:`java_string_hash` at once."""
+    if hash_code is java_string_hash and len(keys) >= _BATCH_STRING_HASHES:
         return java_string_hashes(keys)
     return np.fromiter(map(hash_code, keys), np.int64, len(keys))
 
