@@ -177,6 +177,51 @@ def test_32bit_positions_match_roaring_bitmap_bytes():
     assert struct.unpack(">i", frame[:4])[0] == len(frame) - 8
 
 
+def run_values(rng: random.Random) -> np.ndarray:
+    """Ascending positions made of runs: lengths from 1 to 200,000, gaps from 1 value to a few
+    containers, runs that end a few values into a container or start a few before one (the
+    containers whose runs are no smaller than their values), and repeats."""
+    runs, at = [], rng.randrange(1 << 20)
+    for _ in range(rng.randint(1, 40)):
+        length = rng.choice([1, 2, 3, 4, 5, rng.randint(6, 300), rng.randint(300, 70_000), rng.randint(70_000, 200_000)])
+        runs.append(np.arange(at, at + length, dtype=np.int64))
+        at += length + rng.choice([1, 2, 3, rng.randint(4, 200_000)])
+        if rng.random() < 0.3:  # the next run starts a few values before or after a container's start
+            at = max(at, ((at >> 16) + 1 << 16) + rng.randint(-4, 4))
+    values = np.concatenate(runs)
+    if rng.random() < 0.3:
+        values = np.sort(np.concatenate([values, rng.choices(values.tolist(), k=50)]))
+    return values[values <= MAX_POSITION_32]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_bitmaps_built_from_runs_are_those_built_value_by_value(seed: int):
+    """``bitmap_of`` adds runs whole (``add_range``) where it finds few; after ``run_optimize``
+    its bitmap must be the one pyroaring builds from the values one by one, to the byte. Also
+    given shuffled (no runs then), and through a DV."""
+    rng = random.Random(seed)
+    values = run_values(rng)
+    expected = BitMap(roaring.uint32_array(values))
+    for given, ascending in ((values, True), (values, False), (np.random.default_rng(seed).permutation(values), False)):
+        built = roaring.bitmap_of(given, ascending)
+        assert built == expected and serialize32(built) == serialize32(expected)
+    assert DeletionVector.from_positions(values).serialize()[8:-4] == serialize32(expected)
+
+
+def test_runs_are_added_whole_only_where_the_bytes_stay_the_same():
+    """The paths of ``bitmap_of``: one run (seen from the ends), few runs, a container holding a
+    run of 3 (its runs as large as its array: filled value by value), too many runs, no runs."""
+    one = np.arange(70_000, 90_000)
+    few = np.concatenate([np.arange(0, 10_000), np.arange(65_533, 65_536 + 3), np.arange(200_000, 230_000)])
+    many = np.arange(0, 100_000, 2)
+    assert roaring._runs(one, True) == [(70_000, 89_999)]
+    assert roaring._runs(few, False) == [(0, 9_999), (65_533, 65_538), (200_000, 229_999)]
+    assert roaring._unsafe_run_keys(roaring._runs(few, False)) == [1]  # 65,536..65,538: 3 values, one run
+    assert roaring._runs(many, True) is None and roaring._runs(few[::-1].copy(), False) is None
+    for values in (one, few, many):
+        assert serialize32(roaring.bitmap_of(values)) == serialize32(BitMap(roaring.uint32_array(values)))
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_go_bytes_of_array_containers_are_the_portable_format(seed: int):
     """serialize_go (zap's postings bitmaps) of bitmaps whose containers are all arrays: the

@@ -110,9 +110,9 @@ def bench_python(files: int, per_file: int) -> None:
 
     sets = file_positions(files, per_file)
 
-    def raw_serialize() -> list[bytes]:
-        # pyroaring's bulk path (array('I')), as ours uses it: BitMap(ndarray) adds the values
-        # one Python int at a time and made the baseline ~7x slower than ours
+    def raw_serialize(sets: list[np.ndarray]) -> list[bytes]:
+        # pyroaring's bulk path (array('I')): BitMap(ndarray) adds the values one Python int at
+        # a time and made the baseline ~7x slower than ours
         out = []
         for s in sets:
             bm = BitMap(uint32_array(s))
@@ -120,12 +120,16 @@ def bench_python(files: int, per_file: int) -> None:
             out.append(bm.serialize())
         return out
 
-    def ours_serialize() -> list[bytes]:
+    def ours_serialize(sets: list[np.ndarray]) -> list[bytes]:
         return [DeletionVector.from_positions(s).serialize() for s in sets]
 
-    raw_bytes, our_bytes = raw_serialize(), ours_serialize()
-    ours, raw = best_times([ours_serialize, raw_serialize], 5, time.process_time)
+    raw_bytes, our_bytes = raw_serialize(sets), ours_serialize(sets)
+    ours, raw = best_times([lambda: ours_serialize(sets), lambda: raw_serialize(sets)], 5, time.process_time)
     _line("python CPU: build+serialize DeletionVector", ours, "raw pyroaring", raw, "<= 1.25")
+    # half the files are one run of positions, which ours adds whole (bitmap_of); each half apart
+    for shape, subset in (("one run", sets[1::2]), ("scattered", sets[::2])):
+        ours, raw = best_times([lambda: ours_serialize(subset), lambda: raw_serialize(subset)], 5, time.process_time)
+        _line(f"python CPU: ... files of {shape}", ours, "raw pyroaring", raw, None)
 
     def floor() -> list[DeletionVector]:
         """The floor of deserializing with the CRC checked: each frame's CRC compared, its bitmap

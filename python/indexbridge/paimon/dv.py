@@ -59,7 +59,7 @@ from pyroaring import BitMap
 from indexbridge.bytes import ByteReader, crc32
 from indexbridge.errors import IndexFormatError
 from indexbridge.paimon.javaorder import hashmap_put_order, java_string_compare, java_string_hash
-from indexbridge.roaring import read_roaring32, read_roaring32_at, serialize32, uint32_array
+from indexbridge.roaring import bitmap_of, read_roaring32, read_roaring32_at, serialize32, uint32_array
 from indexbridge.storage import write_atomically
 
 BITMAP32_MAGIC = 1581511376  # BitmapDeletionVector.MAGIC_NUMBER, written big-endian
@@ -163,7 +163,13 @@ class DeletionVector:
         else:
             starts = [0, *(np.flatnonzero(np.diff(arr >> 32)) + 1).tolist()]
         for start, end in zip(starts, [*starts[1:], arr.size]):
-            self._bitmap(int(arr[start]) >> 32).update(uint32_array(arr[start:end]))
+            key = int(arr[start]) >> 32
+            low = arr[start:end] & _LOW32 if key else arr[start:end]
+            bm = self._bitmaps.get(key)
+            if bm is None:  # a new bitmap: runs of positions are added whole
+                self._bitmaps[key] = bitmap_of(low, ascending=True)
+            else:
+                bm.update(uint32_array(low))
 
     def is_deleted(self, position: int) -> bool:
         position = self._checked(position)
