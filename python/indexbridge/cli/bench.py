@@ -10,7 +10,8 @@
   and with Spark's own plan (`--full`: 200M positions / 10k files).
 * Scala codec against raw RoaringBitmap and against Paimon's own `BitmapDeletionVector`
   (inside the JVM, through `io.indexbridge.bench.DvBench`).
-* Python codec against raw pyroaring, and the floor of deserializing in Python (a frame's CRC
+* Python codec against raw pyroaring (the build also over each half of the files apart: one run
+  of positions each, scattered positions), and the floor of deserializing in Python (a frame's CRC
   compared, its bitmap to pyroaring and into a DeletionVector, nothing else checked; informational).
 * Lakehouse: Paimon DVs moved to Iceberg Puffin files and Delta DV files against merely reading
   them (`indexbridge.cli.bench_lakehouse`; `--full` for issue 18's 10k files / 200M positions,

@@ -133,7 +133,7 @@ class DeletionVector:
             # numpy turns Python ints beyond int64 into float64 or object: find the culprit exactly.
             for p in values:
                 self._checked(p)
-        if np.any(arr[1:] < arr[:-1]):
+        if (arr[1:] < arr[:-1]).any():  # (the method: np.any adds 5 us a call)
             arr = np.sort(arr)
         if arr[0] < 0:
             raise self._range_error(arr[0])
