@@ -1,5 +1,6 @@
 """`indexbridge.jvm.python_errors`, around the PySpark wrappers' calls into the JVM: Java
-exceptions (stand-ins answering py4j's calls) become the errors the Python engines raise."""
+exceptions (stand-ins answering py4j's calls) become the errors the Python engines raise; and
+the heap a long-running reference JVM asks for."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 from py4j.protocol import Py4JJavaError
 
 from indexbridge.errors import IndexFormatError
-from indexbridge.jvm import python_errors
+from indexbridge.jvm import long_running_heap_options, python_errors
 
 
 class _Class:
@@ -73,3 +74,9 @@ def test_other_errors_pass_as_they_are() -> None:
     with pytest.raises(KeyError):
         with python_errors():
             raise KeyError("not from the JVM")
+
+
+@pytest.mark.parametrize(("ram_gib", "options"), [(2, ["-Xmx4g"]), (8, ["-Xmx4g"]), (15, ["-Xmx4g"]), (16, []), (24, []), (512, [])])
+def test_a_long_running_reference_gets_at_least_a_4_gib_heap(ram_gib: int, options: list[str]) -> None:
+    """The JVM's default heap is a quarter of the RAM: below 16 GiB the reference asks for 4."""
+    assert long_running_heap_options(ram_gib << 30) == options

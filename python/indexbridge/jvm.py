@@ -79,6 +79,17 @@ def paimon_bundle() -> Path:
     return PAIMON_BUNDLE
 
 
+# A reference JVM of its own gets at least the 4 GiB heap that bench table-write's reference
+# ran with; the JVM's default, a quarter of the RAM, is smaller below 16 GiB of RAM.
+LONG_RUNNING_MIN_HEAP_GIB = 4
+
+
+def long_running_heap_options(ram_bytes: int) -> list[str]:
+    """The ``java`` heap option of a long-running reference on a machine of ``ram_bytes``:
+    none where the default heap (a quarter of the RAM) is large enough."""
+    return [] if ram_bytes // 4 >= LONG_RUNNING_MIN_HEAP_GIB << 30 else [f"-Xmx{LONG_RUNNING_MIN_HEAP_GIB}g"]
+
+
 def run_reference(*args: str, main: str = "PaimonAnswers", long_running: bool = False) -> None:
     """Runs ``io.indexbridge.reference.<main>`` (default ``PaimonAnswers``: real Paimon tables
     made and read by Paimon's own Java API) with our jar, Paimon's and Spark's; raises on failure.
@@ -86,7 +97,7 @@ def run_reference(*args: str, main: str = "PaimonAnswers", long_running: bool = 
     jar (:func:`jvm_with`, ``InProcess``), started once: a ``java`` process apiece spent 4-6
     CPU-s starting and loading Paimon's classes, and an integration test file ran thirteen.
     ``long_running`` (the benchmarks' million-row tables) gets a JVM of its own, with the
-    optimising compiler."""
+    optimising compiler and a heap of at least 4 GiB."""
     if not long_running:
         failure = jvm_with(paimon_bundle()).io.indexbridge.reference.InProcess.run(main, list(args))
         if failure is not None:
@@ -95,7 +106,8 @@ def run_reference(*args: str, main: str = "PaimonAnswers", long_running: bool = 
     import pyspark
 
     classpath = os.pathsep.join([str(jar_path()), str(paimon_bundle()), str(Path(pyspark.__file__).parent / "jars" / "*")])
-    done = subprocess.run(["java", "-cp", classpath, f"io.indexbridge.reference.{main}", *args], capture_output=True, text=True)
+    heap = long_running_heap_options(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    done = subprocess.run(["java", *heap, "-cp", classpath, f"io.indexbridge.reference.{main}", *args], capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{main} {' '.join(args)} failed:\n{done.stderr[-4000:]}")
 
