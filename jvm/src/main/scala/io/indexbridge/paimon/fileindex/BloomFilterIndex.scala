@@ -62,6 +62,8 @@ object BloomFilterIndex {
     w.serialize()
   }
 
+  private val RecentSlots = 1024
+
   final class Writer(t: KeyType, items: Int, fpp: Double) extends FileIndexWriter {
     checkSupported(t)
     private val (numBits, numHashes) = sizing(items, fpp)
@@ -76,10 +78,24 @@ object BloomFilterIndex {
       * Paimon likewise picks its hash function once per writer). */
     def write(value: Any): Unit = value match {
       case null                    =>
-      case i: Int if intKeys       => addHash(FastHash.wang64(i.toLong))
-      case l: Long if longKeys     => addHash(FastHash.wang64(l))
+      case i: Int if intKeys       => addLong(i.toLong)
+      case l: Long if longKeys     => addLong(l)
       case s: String if stringKeys => addHash(hashString(s))
       case v                       => addHash(hash(t, v))
+    }
+
+    // A value added again sets no new bit. The last number added in each of RecentSlots slots
+    // (by its low bits) is kept, and a repeat skips its hash and probes: a low-cardinality
+    // column repeats a few values a million times (Paimon hashes and probes every row). Slot s
+    // starts with s + 1, a number of another slot, so no number is taken as added before it is.
+    private val recent = Array.tabulate[Long](RecentSlots)(_ + 1L)
+
+    private def addLong(v: Long): Unit = {
+      val slot = (v ^ (v >>> 32)).toInt & (RecentSlots - 1)
+      if (recent(slot) != v) {
+        recent(slot) = v
+        addHash(FastHash.wang64(v))
+      }
     }
 
     /** xxh64 of the UTF-8 bytes of `s`: an ASCII string's bytes are its chars, copied into one
