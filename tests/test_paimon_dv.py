@@ -198,12 +198,13 @@ def run_values(rng: random.Random) -> np.ndarray:
 def test_bitmaps_built_from_runs_are_those_built_value_by_value(seed: int):
     """``bitmap_of`` adds runs whole (``add_range``) where it finds few; after ``run_optimize``
     its bitmap must be the one pyroaring builds from the values one by one, to the byte. Also
-    given shuffled (no runs then), and through a DV."""
+    given shuffled (no runs then), and through a DV (which drops repeats)."""
     rng = random.Random(seed)
     values = run_values(rng)
     expected = BitMap(roaring.uint32_array(values))
-    for given, ascending in ((values, True), (values, False), (np.random.default_rng(seed).permutation(values), False)):
-        built = roaring.bitmap_of(given, ascending)
+    distinct = bool((values[1:] > values[:-1]).all())
+    for given, distinct_ascending in ((values, distinct), (values, False), (np.random.default_rng(seed).permutation(values), False)):
+        built = roaring.bitmap_of(given, distinct_ascending)
         assert built == expected and serialize32(built) == serialize32(expected)
     assert DeletionVector.from_positions(values).serialize()[8:-4] == serialize32(expected)
 
@@ -220,6 +221,10 @@ def test_runs_are_added_whole_only_where_the_bytes_stay_the_same():
     assert roaring._runs(many, True) is None and roaring._runs(few[::-1].copy(), False) is None
     for values in (one, few, many):
         assert serialize32(roaring.bitmap_of(values)) == serialize32(BitMap(roaring.uint32_array(values)))
+    # 300 positions over 0..299 with 150 missing and 5 twice: their ends span their count, no run
+    holed = np.sort(np.concatenate([np.arange(0, 150), np.arange(151, 300), [5]]))
+    dv = DeletionVector.from_positions(holed)
+    assert 150 not in dv and dv.positions().tolist() == sorted(set(holed.tolist()))
 
 
 @pytest.mark.parametrize("seed", range(4))

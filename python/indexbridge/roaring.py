@@ -79,13 +79,13 @@ _RUN_SAMPLE_STRIDE = 64
 _VALUES_PER_RUN = 256
 
 
-def bitmap_of(values: np.ndarray, ascending: bool = False) -> BitMap:
+def bitmap_of(values: np.ndarray, distinct_ascending: bool = False) -> BitMap:
     """A bitmap of the (uint32-range) integers in ``values``, run-optimised as ``BitMap(values)``
     is. Ascending values in few runs of consecutive integers are added a run at a time, each
     container then of the type adding its values one by one gives (:func:`_unsafe_run_keys`).
-    ``ascending`` says the caller knows the values ascend (repeats allowed): a single run is
+    ``distinct_ascending`` says the caller knows the values strictly ascend: a single run is
     then seen from the ends alone."""
-    runs = _runs(values, ascending)
+    runs = _runs(values, distinct_ascending)
     if runs is None:
         return BitMap(uint32_array(values))
     bm = BitMap()
@@ -101,16 +101,16 @@ def bitmap_of(values: np.ndarray, ascending: bool = False) -> BitMap:
     return bm
 
 
-def _runs(values: np.ndarray, ascending: bool) -> list[tuple[int, int]] | None:
+def _runs(values: np.ndarray, distinct_ascending: bool) -> list[tuple[int, int]] | None:
     """``(first, last)`` of each run of consecutive integers in ``values`` when they ascend
     (repeats allowed) in fewer than one run per ``_VALUES_PER_RUN`` values; else None. Unless
-    ``ascending`` values span exactly their count (one run), the whole array is read only when
-    a sample shows runs: at least half the strides between every ``_RUN_SAMPLE_STRIDE``-th
-    value must be unbroken."""
+    ``distinct_ascending`` values span exactly their count (one run), the whole array is read
+    only when a sample shows runs: at least half the strides between every
+    ``_RUN_SAMPLE_STRIDE``-th value must be unbroken."""
     n = values.size
     if n < _VALUES_PER_RUN:
         return None
-    if ascending and int(values[-1]) - int(values[0]) == n - 1:
+    if distinct_ascending and int(values[-1]) - int(values[0]) == n - 1:
         return [(int(values[0]), int(values[-1]))]
     sample = values[::_RUN_SAMPLE_STRIDE]
     if 2 * np.count_nonzero(sample[1:] - sample[:-1] == _RUN_SAMPLE_STRIDE) < sample.size - 1:

@@ -122,7 +122,9 @@ class DeletionVector:
         return position
 
     def _checked_array(self, positions: Iterable[int] | np.ndarray) -> np.ndarray:
-        """Positions as a validated, sorted int64 array (CRoaring bulk-adds sorted input ~50x faster)."""
+        """Positions as a validated, strictly ascending int64 array: CRoaring bulk-adds sorted
+        input ~50x faster, and a run of distinct positions is seen from its ends
+        (:func:`~indexbridge.roaring.bitmap_of`)."""
         values = positions if isinstance(positions, np.ndarray) else list(positions)
         arr = np.asarray(values).ravel()
         if arr.size == 0:
@@ -133,8 +135,8 @@ class DeletionVector:
             # numpy turns Python ints beyond int64 into float64 or object: find the culprit exactly.
             for p in values:
                 self._checked(p)
-        if (arr[1:] < arr[:-1]).any():  # (the method: np.any adds 5 us a call)
-            arr = np.sort(arr)
+        if (arr[1:] <= arr[:-1]).any():  # (the method: np.any adds 5 us a call)
+            arr = np.unique(arr)
         if arr[0] < 0:
             raise self._range_error(arr[0])
         if arr[-1] > self.max_position:
@@ -167,7 +169,7 @@ class DeletionVector:
             low = arr[start:end] & _LOW32 if key else arr[start:end]
             bm = self._bitmaps.get(key)
             if bm is None:  # a new bitmap: runs of positions are added whole
-                self._bitmaps[key] = bitmap_of(low, ascending=True)
+                self._bitmaps[key] = bitmap_of(low, distinct_ascending=True)
             else:
                 bm.update(uint32_array(low))
 

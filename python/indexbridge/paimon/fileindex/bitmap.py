@@ -214,9 +214,9 @@ class BitmapIndex(IndexReader):
         grouped = np.argsort(groups.astype(narrow), kind="stable")
         ends = np.cumsum(counts)
         starts = ends - counts
-        index._nulls = bitmap_of(grouped[: ends[0]], ascending=True)
+        index._nulls = bitmap_of(grouped[: ends[0]], distinct_ascending=True)
         for k, (start, end) in enumerate(zip(starts[1:].tolist(), ends[1:].tolist())):
-            index._rows[uniques[k]] = int(grouped[start]) if end - start == 1 else bitmap_of(grouped[start:end], ascending=True)
+            index._rows[uniques[k]] = int(grouped[start]) if end - start == 1 else bitmap_of(grouped[start:end], distinct_ascending=True)
         # computeIfAbsent for every non-null row: the keys in first-occurrence order, plus one
         # call if any follows the last insertion (see hashmap_compute_if_absent_order): whether
         # the first row of the last key is before the last row of some key
