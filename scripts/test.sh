@@ -2,7 +2,7 @@
 # The whole test suite from nothing: bootstrap, then five lanes side by side on the machine's
 # cores — the Scala tests (sbt), pytest over tests/ (unit, vectors, cross-language), pytest over
 # integration/'s tests sharing one Spark session, the whole jobs (the demo, local-cluster,
-# packaging, two benchmarks' smoke runs), and six pure-Python test files of tests/ (zap segments,
+# packaging, three benchmarks' smoke runs), and six pure-Python test files of tests/ (zap segments,
 # columns and conformance, the mutation tests). The logs are printed when all are done, the
 # whole-job tests' last. Extra arguments (say, a test file or -k EXPR) make one pytest run of
 # their own beside sbt instead.
@@ -30,12 +30,13 @@ if [ "$#" -gt 0 ]; then
   lane pytest .venv/bin/python -m pytest -q --durations=15 "$@"
 else
   # whole jobs in processes of their own (the demo, local-cluster, packaging, the smoke runs of
-  # two benchmarks) make a lane apart from the tests sharing a session's Spark; six pure-Python
+  # three benchmarks) make a lane apart from the tests sharing a session's Spark; six pure-Python
   # files of tests/ (zap segments, columns and conformance, the mutation tests; about 200 CPU-s
   # on one thread) a lane of their own from the start, done early: behind the whole jobs, two of
   # them left that lane running alone on one core for its last 60-110 s (the others ended at
   # 1019-1065 s, it at 1130); in tests/'s lane, the other four made that lane end last
-  jobs=(integration/test_demo.py integration/test_local_cluster.py integration/test_packaging.py tests/test_bench_fileindex.py tests/test_bench_zap.py)
+  jobs=(integration/test_demo.py integration/test_local_cluster.py integration/test_packaging.py tests/test_bench_fileindex.py tests/test_bench_zap.py
+    tests/test_bench_bleve.py)
   pure=(tests/test_zap_segment.py tests/test_zap_mutation.py tests/test_zap_columns.py tests/test_zap_conformance.py
     tests/test_mutations_paimon_fileindex.py tests/test_mutations_paimon_table.py)
   ignored=("${jobs[@]/#/--ignore=}" "${pure[@]/#/--ignore=}")

@@ -94,8 +94,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--peers", action="store_true", help="table: also time pypaimon 2.1 and pypaimon-rust 0.4 (installed into .venv-peers)")
     p.add_argument("--queries", type=int, default=200, help="fileindex: equality queries per index")
     p.add_argument("--rounds", type=int, default=None, help="timing rounds, the best is reported (zap: 5, fileindex: 3)")
-    p.add_argument("--scale", nargs="?", const="10000,100000,1000000", default=None, metavar="DOCS,...",
-                   help="zap: instead, the Python build's time and peak RSS at these corpus sizes (10k, 100k, 1M)")
+    p.add_argument("--scale", nargs="?", const="", default=None, metavar="DOCS,...",
+                   help="zap: instead, the Python build's time and peak RSS at these corpus sizes (10k, 100k, 1M); "
+                        "bleve: instead, write_bleve_index's time and heap at these index sizes (200k, 1M)")
     return parser
 
 
@@ -133,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
             args.rows = 10_000_000 if args.suite in ("table", "table-write") else 1_000_000
         if args.docs is None:
             args.docs = 200_000 if args.suite == "bleve" else 2000
+        if args.scale == "":
+            args.scale = "200000,1000000" if args.suite == "bleve" else "10000,100000,1000000"
         if args.suite == "bleve":
             from indexbridge.cli.bench_bleve import run as run_bleve_bench
 

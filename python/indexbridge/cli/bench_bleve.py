@@ -10,7 +10,8 @@ uniqueness check included. Searching: queries of each supported kind over the in
 every hit, best of ``--rounds``: bleve (Go, read-only), the Scala search in the JVM (after an
 untimed pass over the queries, for the JIT), the Python search in this process, and
 ``search_bleve_index`` (JVM engine, a Spark job). Nothing is asserted; the answers' totals are
-compared with bleve's and printed.
+compared with bleve's and printed. ``--scale`` instead writes indexes of growing sizes from
+documents generated in Spark, with the heap's peak (:func:`run_scale`).
 """
 
 from __future__ import annotations
@@ -74,13 +75,24 @@ def _best(fn, rounds: int) -> float:
     return min(_timed(fn) for _ in range(rounds))
 
 
-def run(args) -> int:
+def _spark():
     from pyspark.sql import SparkSession
 
-    from indexbridge.jvm import jvm
     from indexbridge.spark import configure
+
+    spark = (configure(SparkSession.builder.master("local[2]").appName("indexbridge-bench-bleve"))
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.driver.memory", "3g").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def run(args) -> int:
+    from indexbridge.jvm import jvm
     from indexbridge.spark.bleve import search_bleve_index, write_bleve_index
 
+    if args.scale:
+        return run_scale([int(size) for size in args.scale.split(",")])
     n = args.docs
     rounds = args.rounds
     work = Path(tempfile.mkdtemp(prefix="ib-bench-bleve-"))
@@ -98,10 +110,7 @@ def run(args) -> int:
         t_go = go["seconds"]
         print(f"build   bleve v1.0.14 (Go) batch indexing       {t_go:7.2f} s  {n / t_go:9.0f} docs/s")
 
-        spark = (configure(SparkSession.builder.master("local[2]").appName("indexbridge-bench-bleve"))
-                 .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-                 .config("spark.driver.memory", "3g").getOrCreate())
-        spark.sparkContext.setLogLevel("ERROR")
+        spark = _spark()
         df = spark.read.json(str(work / "docs.jsonl")).repartition(2).cache()
         df.count()
         builds = {}
@@ -143,6 +152,52 @@ def run(args) -> int:
             print(f"        {kind:<14} {hits:>8} {g:9.4f} {s:9.4f} {s / g:6.2f} {p:9.4f} {p / g:6.2f} {sp:9.4f} {sp / g:6.2f}"
                   f"{'' if agree else '  TOTALS DIFFER'}")
             k += len(qs)
+        spark.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def run_scale(sizes: list[int]) -> int:
+    """`bench bleve --scale`: ``write_bleve_index`` (JVM engine, segments of ``ROWS_PER_SEGMENT``)
+    of each number of documents, generated in Spark in this bench's shape
+    (``AggregateScale.runBleveWrite``), each index deleted after its run: time, documents/s and
+    the heap's peak after a garbage collection (an upper bound on what the tasks held: a young
+    collection also counts garbage already promoted), with the growth of the time per document
+    and of the heap against the size before. A task holds one segment's documents at a time, so the heap stays flat once
+    every task writes whole segments. An untimed index of one segment's documents (at most) warms the JVM
+    first. Full collections are not forced: over a heap of a gigabyte each took about half a
+    second, and forced every 100 ms they made the time six times longer."""
+    from indexbridge.jvm import jvm
+
+    print(f"bleve bench --scale: write_bleve_index (JVM engine) of {', '.join(map(str, sizes))} generated documents, "
+          f"segments of {ROWS_PER_SEGMENT}, local[2]")
+    spark = _spark()
+    scale = jvm().io.indexbridge.bench.AggregateScale
+    work = Path(tempfile.mkdtemp(prefix="ib-bench-bleve-scale-"))
+    try:
+
+        def write(size: int) -> dict:
+            target = work / f"index-{size}"
+            try:
+                return json.loads(scale.runBleveWrite(spark._jsparkSession, size, ROWS_PER_SEGMENT, str(target), json.dumps(MAPPING),
+                                                      json.dumps(WORDS), 0))
+            finally:
+                shutil.rmtree(target, ignore_errors=True)
+
+        write(min(sizes[0], ROWS_PER_SEGMENT))
+        previous = None
+        for size in sizes:
+            r = write(size)
+            heap = r["peak_live_heap"]
+            growth = ""
+            if previous is not None:
+                p_size, p_seconds, p_heap = previous
+                heap_growth = f"{heap / p_heap:.2f}" if p_heap else "n/a"  # (no collection ran)
+                growth = f"   vs {p_size}: time per doc x{r['seconds'] / size / (p_seconds / p_size):.2f}, heap x{heap_growth}"
+            print(f"scale   write_bleve_index {size:>9} docs  {r['seconds']:7.1f} s  {r['rows_per_s']:7.0f} docs/s  "
+                  f"heap after GC, peak +{heap / 2**20:.0f} MiB ({r['gcs']} GCs){growth}", flush=True)
+            previous = size, r["seconds"], heap
         spark.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)

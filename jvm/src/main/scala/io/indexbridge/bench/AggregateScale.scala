@@ -3,10 +3,11 @@ package io.indexbridge.bench
 import com.fasterxml.jackson.databind.ObjectMapper
 import com.fasterxml.jackson.databind.node.ObjectNode
 import com.sun.management.GarbageCollectionNotificationInfo
+import io.indexbridge.spark.BleveIndexes
 import io.indexbridge.spark.functions.{bitmapIndexAgg, dvAgg}
 import org.apache.spark.scheduler.{SparkListener, SparkListenerJobEnd, SparkListenerJobStart, SparkListenerTaskEnd}
-import org.apache.spark.sql.{DataFrame, SparkSession}
-import org.apache.spark.sql.functions.col
+import org.apache.spark.sql.{Column, DataFrame, SparkSession}
+import org.apache.spark.sql.functions.{col, concat_ws, element_at, format_string, hash, lit, pmod, sequence, struct, transform, typedLit}
 
 import java.lang.management.{ManagementFactory, MemoryType}
 import java.util.concurrent.atomic.{AtomicInteger, AtomicLong}
@@ -14,11 +15,18 @@ import javax.management.openmbean.CompositeData
 import javax.management.{Notification, NotificationEmitter, NotificationListener}
 import scala.jdk.CollectionConverters._
 
-/** The scale lines of `indexbridge bench dv` and `bench fileindex`: a grouped aggregation over
-  * generated rows (`file = id % files`, straight from `spark.range`, nothing cached) written to the
-  * noop sink: `ib_dv_agg` of `pos = id / files`, or `ib_bitmap_index_agg` of the rows
-  * `pos = id / files` (0 until the file's row count) of a value `v` with 100 distinct values. Reports seconds, rows/s and two memory figures of the (local-mode)
-  * executor JVM:
+/** The scale lines of `indexbridge bench dv`, `bench fileindex` and `bench bleve`, each a job over
+  * rows generated from `spark.range` (nothing cached):
+  *
+  *  - a grouped aggregation (`file = id % files`) written to the noop sink: `ib_dv_agg` of
+  *    `pos = id / files`, or `ib_bitmap_index_agg` of the rows `pos = id / files` (0 until the
+  *    file's row count) of a value `v` with 100 distinct values;
+  *  - a bleve index written by [[BleveIndexes.write]] (ids checked unique, segments of
+  *    `rowsPerSegment` documents): documents `doc0000000`... with a title of 3-10 and a body of
+  *    20-60 words, 1-4 tags, a price, a flag, a date and an author (name, age), every choice a
+  *    hash of the id (the shape of `bench bleve`'s documents, words from its vocabulary).
+  *
+  * Reports seconds, rows/s and two memory figures of the (local-mode) executor JVM:
   *
   *  - Spark's `peakExecutionMemory`, the largest over the job's tasks (memory Spark manages:
   *    sorters, shuffle buffers; the object hash aggregate's buffers are not counted there);
@@ -33,18 +41,42 @@ import scala.jdk.CollectionConverters._
 object AggregateScale {
   def runDvAgg(spark: SparkSession, positions: Long, files: Int, fullGcEveryMillis: Int): String = {
     val rows = spark.range(positions).select((col("id") % files).as("file"), (col("id") / files).cast("long").as("pos"))
-    measure(spark, positions, fullGcEveryMillis)(rows.groupBy("file").agg(dvAgg(col("pos")).as("dv")))
+    measure(spark, positions, fullGcEveryMillis)(() => noop(rows.groupBy("file").agg(dvAgg(col("pos")).as("dv"))))
       .put("positions", positions).put("files", files).toString
   }
 
   def runBitmapIndexAgg(spark: SparkSession, rowCount: Long, files: Int, fullGcEveryMillis: Int): String = {
     val rows = spark.range(rowCount).select((col("id") % files).as("file"), (col("id") / files).cast("long").as("pos"),
       (col("id") * 7919 % 100).cast("int").as("v"))
-    measure(spark, rowCount, fullGcEveryMillis)(rows.groupBy("file").agg(bitmapIndexAgg(col("pos"), col("v")).as("index")))
+    measure(spark, rowCount, fullGcEveryMillis)(() => noop(rows.groupBy("file").agg(bitmapIndexAgg(col("pos"), col("v")).as("index"))))
       .put("rows", rowCount).put("files", files).toString
   }
 
-  private def measure(spark: SparkSession, rowCount: Long, fullGcEveryMillis: Int)(aggregated: DataFrame): ObjectNode = {
+  def runBleveWrite(spark: SparkSession, docs: Long, rowsPerSegment: Int, path: String, mappingJson: String, wordsJson: String,
+      fullGcEveryMillis: Int): String = {
+    val words = new ObjectMapper().readValue(wordsJson, classOf[Array[String]])
+    val vocabulary = typedLit(words.toSeq)
+    // a value in 0 until n chosen by the id and a salt (several per document)
+    def pick(n: Int, salt: Column*): Column = pmod(hash(col("id") +: salt: _*), lit(n))
+    def word(count: Int, salt: Column*): Column = element_at(vocabulary, pick(count, salt: _*) + 1)
+    def sentence(least: Int, most: Int, salt: Int): Column =
+      concat_ws(" ", transform(sequence(lit(1), pick(most - least + 1, lit(salt)) + least), i => word(words.length, lit(salt), i)))
+    val documents = spark.range(docs).select(
+      format_string("doc%07d", col("id")).as("id"),
+      sentence(3, 10, 1).as("title"),
+      sentence(20, 60, 2).as("body"),
+      transform(sequence(lit(1), pick(4, lit(3)) + 1), i => word(60, lit(3), i)).as("tags"),
+      (pick(100000, lit(4)) / 100.0).as("price"),
+      (pick(2, lit(5)) === 0).as("active"),
+      format_string("20%02d-%02d-%02dT%02d:00:00Z", pick(25, lit(6)), pick(12, lit(7)) + 1, pick(28, lit(8)) + 1, pick(24, lit(9))).as("when"),
+      struct(sentence(2, 2, 10).as("name"), (pick(73, lit(11)) + 18).as("age")).as("author"))
+    measure(spark, docs, fullGcEveryMillis)(() => BleveIndexes.write(documents, path, mappingJson, "id", rowsPerSegment, checkUniqueIds = true))
+      .put("docs", docs).put("rows_per_segment", rowsPerSegment).toString
+  }
+
+  private def noop(aggregated: DataFrame): Unit = aggregated.write.format("noop").mode("overwrite").save()
+
+  private def measure(spark: SparkSession, rowCount: Long, fullGcEveryMillis: Int)(job: () => Unit): ObjectNode = {
     val peakTask = new AtomicLong
     val (started, ended) = (new AtomicInteger, new AtomicInteger)
     val listener = new SparkListener {
@@ -62,7 +94,7 @@ object AggregateScale {
     spark.sparkContext.addSparkListener(listener)
     val t0 = System.nanoTime()
     if (fullGcEveryMillis > 0) collector.start()
-    try aggregated.write.format("noop").mode("overwrite").save()
+    try job()
     finally {
       collector.interrupt()
       collector.join()
