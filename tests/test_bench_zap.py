@@ -22,3 +22,13 @@ def test_bench_zap_smoke() -> None:
     assert [line.split(":")[0] for line in rows] == ["scala"] * 4 + ["python"] * 4 + ["python floor"] + ["python"] * 2, "\n".join(out)
     assert all(re.search(r"ratio +\d+\.\d\d +(goal .*: (met|NOT MET)|informational)$", line) for line in rows), "\n".join(rows)
     assert sum(line.startswith(("go ", "scala ", "python ")) and "docs/s" in line for line in out) == 3, "\n".join(out)
+
+
+def test_bench_zap_scale_names_a_size_beyond_the_memory_and_skips_it(capsys) -> None:
+    """A corpus whose analysed documents could not fit is not started (a billion documents would
+    need 61 TiB), and the line says why."""
+    from indexbridge.cli.bench import bench_zap_scale
+
+    bench_zap_scale([10**9])
+    out = capsys.readouterr().out
+    assert re.search(r"^python zap scale 1000000000 docs   not run: needs about \d+ GiB \(64 KB a document\), \d+ GiB available", out), out
