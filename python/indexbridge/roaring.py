@@ -132,9 +132,10 @@ def _unsafe_run_keys(runs: list[tuple[int, int]]) -> list[int]:
     ``run_optimize`` keeps a run container when its runs are no larger than the array or bitmap
     container of the same values, but turns an array or bitmap container into runs only when
     they are strictly smaller (CRoaring's ``convert_run_optimize``, as the ``runOptimize`` of
-    Java's RoaringBitmap that Paimon calls): ranges may fill a container only when its runs
-    (2 + 4 bytes each) are strictly smaller than both. A container inside one run (65536 values,
-    one run) always is; only those where a run starts or ends are counted."""
+    Java's RoaringBitmap that Paimon calls): ranges may fill a container only when its runs (2
+    bytes, and 4 a run) are strictly smaller than both (2 bytes a value; 8192 bytes). A container
+    inside one run (65536 values, one run) always is; only those where a run starts or ends are
+    counted."""
     containers: dict[int, list[int]] = {}  # key: [cardinality, runs]
     for first, last in runs:
         key_first, key_last = first >> 16, last >> 16
