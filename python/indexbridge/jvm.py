@@ -84,6 +84,11 @@ def paimon_bundle() -> Path:
 LONG_RUNNING_MIN_HEAP_GIB = 4
 
 
+def physical_memory() -> int:
+    """The machine's RAM in bytes."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
 def long_running_heap_options(ram_bytes: int) -> list[str]:
     """The ``java`` heap option of a long-running reference on a machine of ``ram_bytes``:
     none where the default heap (a quarter of the RAM) is large enough."""
@@ -106,7 +111,7 @@ def run_reference(*args: str, main: str = "PaimonAnswers", long_running: bool = 
     import pyspark
 
     classpath = os.pathsep.join([str(jar_path()), str(paimon_bundle()), str(Path(pyspark.__file__).parent / "jars" / "*")])
-    heap = long_running_heap_options(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    heap = long_running_heap_options(physical_memory())
     done = subprocess.run(["java", *heap, "-cp", classpath, f"io.indexbridge.reference.{main}", *args], capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{main} {' '.join(args)} failed:\n{done.stderr[-4000:]}")

@@ -421,7 +421,9 @@ def memory_available() -> int:
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    from indexbridge.jvm import physical_memory
+
+    return physical_memory()
 
 
 def bench_zap_scale(sizes: list[int]) -> None:
