@@ -180,6 +180,8 @@ def write_postings(
     chunks: int,
 ) -> int:
     """Append a term's freq/norm block, location block and postings record; return the record offset."""
+    if len(docs) == 1 and not loc_entries[0]:
+        return write_one_doc_postings(out, docs[0], freq_entries[0], chunk_factor, chunks)
     freq_offset = len(out)
     put_chunked(out, docs, freq_entries, chunk_factor, chunks)
     loc_offset = len(out)
@@ -194,6 +196,25 @@ def write_postings(
     put_uvarint(out, len(roaring))
     out += roaring
     return record_offset
+
+
+def write_one_doc_postings(out: bytearray, doc: int, freq_entry: bytes, chunk_factor: int, chunks: int) -> int:
+    """:func:`write_postings` of a term with one hit and no locations, as most terms of a build
+    are (81% of ``bench zap``'s): the same bytes in fewer steps."""
+    freq_offset = len(out)
+    out += _one_chunk_head(chunks, doc // chunk_factor, len(freq_entry))
+    out += freq_entry
+    loc_offset = len(out)
+    out += _one_chunk_head(chunks, 0, 0)
+    record_offset = len(out)
+    put_uvarint(out, freq_offset)
+    put_uvarint(out, loc_offset)
+    out += _ONE_DOC_ROARING_ENTRY
+    out += serialize_go((doc,))
+    return record_offset
+
+
+_ONE_DOC_ROARING_ENTRY = small_uvarint(len(serialize_go((0,))))  # a one-value bitmap's byte length, as a uvarint
 
 
 # Bulk uvarint decoding for PostingsList's fast path: a regular expression splits bytes into
