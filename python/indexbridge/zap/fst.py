@@ -160,8 +160,9 @@ class FstBuilder:
             if last_in is not None and not (final or trans or last_out):
                 # one transition with output 0, as in a key's tail, one node a byte (69% of the
                 # nodes of `bench zap`'s FSTs): the hash's steps folded
-                trans = [(last_in, 0, addr)]
-                h = (_FNV_NEXT[last_in] ^ addr) * _FNV_PRIME & _U64
+                step = (last_in, 0, addr)
+                trans, key = [step], (False, 0, step)
+                cell = REGISTRY_CELLS * (((_FNV_NEXT[last_in] ^ addr) * _FNV_PRIME & _U64) % REGISTRY_BUCKETS)
             else:
                 if addr != NONE_ADDR and last_in is not None:
                     trans.append((last_in, last_out, addr))
@@ -176,8 +177,8 @@ class FstBuilder:
                     continue
                 for i, o, a in trans:
                     h = (((((h ^ i) * _FNV_PRIME) ^ o) * _FNV_PRIME) ^ a) * _FNV_PRIME & _U64
-            cell = REGISTRY_CELLS * (h % REGISTRY_BUCKETS)
-            key = (final, final_output, *trans)
+                cell = REGISTRY_CELLS * (h % REGISTRY_BUCKETS)
+                key = (final, final_output, *trans)
             if fresh:  # a node pointing at the node encoded just now is not registered: no search
                 addr = self._last_addr = self._encode(final, final_output, trans)
             elif keys[cell] == key:
