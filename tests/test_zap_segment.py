@@ -25,13 +25,16 @@ from indexbridge.zap.postings import PostingsList, is_one_hit
 from indexbridge.zap.segment import Segment, build_segment, field_order
 
 
-@pytest.fixture(params=["whole term", "chunk by chunk"])
+@pytest.fixture(params=["whole term", "chunk by chunk", "whole term, numpy", "chunk by chunk, numpy"])
 def bulk_split(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The bulk postings decoder's two ways of splitting a term into uvarints: at once (every
-    term of these small segments) and chunk by chunk (a term of over ``_WHOLE_TERM_BYTES``,
-    forced here for every term)."""
-    if request.param == "chunk by chunk":
+    """The bulk postings decoder's ways of splitting a term into uvarints: at once (every term
+    of these small segments) or chunk by chunk (a term of over ``_WHOLE_TERM_BYTES``, forced
+    here for every term); by the regex (every span of these small segments) or by numpy (a span
+    of ``_SPLIT_IN_NUMPY_BYTES`` or more, forced here for every span)."""
+    if request.param.startswith("chunk by chunk"):
         monkeypatch.setattr(zap_postings, "_WHOLE_TERM_BYTES", 0)
+    if request.param.endswith("numpy"):
+        monkeypatch.setattr(zap_postings, "_SPLIT_IN_NUMPY_BYTES", 1)
     return request.param
 
 
@@ -67,6 +70,8 @@ def test_build_reads_back_as_the_brute_force_index(seed: int, tmp_path: Path, mo
     rng = random.Random(seed)
     if seed % 2:  # the bulk decoder splits every term chunk by chunk, as it does a long term's
         monkeypatch.setattr(zap_postings, "_WHOLE_TERM_BYTES", 0)
+    if seed % 4 >= 2:  # and into uvarints by numpy, as it does a long span
+        monkeypatch.setattr(zap_postings, "_SPLIT_IN_NUMPY_BYTES", 1)
     docs = corpus(rng, 0, rng.randrange(0, 60))
     chunk_factor = rng.choice([1, 2, 3, 7, 1024])
     path = tmp_path / "seg.zap"
@@ -74,6 +79,53 @@ def test_build_reads_back_as_the_brute_force_index(seed: int, tmp_path: Path, mo
     with Segment.open(path) as segment:
         assert segment.num_docs == len(docs) and segment.chunk_factor == chunk_factor
         assert read_back(segment, rng) == brute_force(docs)
+
+
+@pytest.mark.parametrize("seed", depth.seeds(20, 5))
+def test_the_numpy_and_regex_uvarint_splits_agree(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bulk decoder's two splits of a span into uvarints give the same values and starts, or
+    both raise ValueError (a uvarint over 64 bits), on spans of minimal and over-long uvarints
+    (ten bytes with a last byte over 1, eleven or more bytes) that may end inside one."""
+    from indexbridge.bytes import uvarint_bytes
+
+    rng = random.Random(seed)
+    for _ in range(100):
+        parts = []
+        for _ in range(rng.randrange(0, 40)):
+            kind = rng.random()
+            if kind < 0.8:
+                parts.append(uvarint_bytes(rng.getrandbits(rng.choice([7, 14, 21, 35, 64]))))
+            elif kind < 0.9:  # ten bytes: bit 63 at most when the last is 0 or 1
+                parts.append(b"\xff" * 9 + bytes([rng.choice([0, 1, 2, 0x7F])]))
+            else:
+                parts.append(b"\x80" * rng.randrange(10, 13) + b"\x01")
+        body = b"".join(parts) + b"\x80" * rng.randrange(0, 3)  # may end inside a uvarint
+        data = memoryview(bytes(rng.randrange(256) for _ in range(3)) + body + b"\x05")
+        start, end = 3, 3 + len(body)
+        splits = []
+        for least_bytes in (1 << 30, 1):  # the regex, then numpy
+            monkeypatch.setattr(zap_postings, "_SPLIT_IN_NUMPY_BYTES", least_bytes)
+            try:
+                splits.append(zap_postings._split_uvarints(data, start, end))
+            except ValueError:
+                splits.append("ValueError")
+        assert splits[0] == splits[1], bytes(body).hex()
+
+
+@pytest.mark.parametrize("seed", depth.seeds(12, 4))
+def test_the_bulk_decoder_reads_every_list_zap_writes(seed: int, bulk_split: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the layout zap writes, iterating a postings list never needs the checked decoder, however
+    the terms are split: a bulk decoder that misread every list would fall back to it and still
+    answer right, only slower, so the answers alone would not show it."""
+    rng = random.Random(seed)
+    docs = corpus(rng, 0, rng.randrange(1, 60))
+    segment = Segment(build_segment(docs, rng.choice([1, 2, 3, 7, 1024])))
+
+    def checked_decoder(self: PostingsList):
+        raise AssertionError(f"the checked decoder read the list at {self.record_info}")
+
+    monkeypatch.setattr(PostingsList, "_decode", checked_decoder)
+    assert read_back(segment, rng)["postings"] == brute_force(docs)["postings"]
 
 
 @pytest.mark.parametrize("seed", depth.seeds(30, 15))

@@ -245,11 +245,22 @@ _uvarint_value = _UvarintValues().__getitem__
 # split at once, made lists of tens of millions of objects before the first hit
 _WHOLE_TERM_BYTES = 1 << 16
 _DOCS_AT_ONCE = 4096  # a longer term's docNums, as Python ints, at a time
+# From this many bytes on, a span is split into uvarints by numpy (_uvarint_stream) rather than
+# the regex and the table: `bench zap`'s per-hit iteration 1.46 -> 1.34 s at 1024 (its terms of 64
+# hits or more 0.36 -> 0.24 s); at 64 bytes the arrays' set-up made it slower than the regex
+_SPLIT_IN_NUMPY_BYTES = 1024
 
 
 def _split_uvarints(data: memoryview, start: int, end: int) -> tuple[list[int], list[int]]:
     """The values of the uvarints in ``data[start:end]`` and where each starts (one more entry:
-    where the last one ends; short of ``end`` when the bytes end inside a uvarint)."""
+    where the last one ends; short of ``end`` when the bytes end inside a uvarint). Raises
+    ValueError for a uvarint over 64 bits."""
+    if end - start >= _SPLIT_IN_NUMPY_BYTES:
+        values, at, too_long = _uvarint_stream(np.frombuffer(data, np.uint8, end - start, start))
+        if too_long.any():
+            raise ValueError("a uvarint over 64 bits")
+        at += start
+        return values.tolist(), at.tolist()
     parts = _UVARINT.findall(data, start, end)
     return list(map(_uvarint_value, parts)), list(accumulate(map(len, parts), initial=start))
 
