@@ -181,7 +181,7 @@ def write_postings(
 ) -> int:
     """Append a term's freq/norm block, location block and postings record; return the record offset."""
     if len(docs) == 1 and not loc_entries[0]:
-        return write_one_doc_postings(out, docs[0], freq_entries[0], chunk_factor, chunks)
+        return _write_one_doc_postings(out, docs[0], freq_entries[0], chunk_factor, chunks)
     freq_offset = len(out)
     put_chunked(out, docs, freq_entries, chunk_factor, chunks)
     loc_offset = len(out)
@@ -198,7 +198,7 @@ def write_postings(
     return record_offset
 
 
-def write_one_doc_postings(out: bytearray, doc: int, freq_entry: bytes, chunk_factor: int, chunks: int) -> int:
+def _write_one_doc_postings(out: bytearray, doc: int, freq_entry: bytes, chunk_factor: int, chunks: int) -> int:
     """:func:`write_postings` of a term with one hit and no locations, as most terms of a build
     are (81% of ``bench zap``'s): the same bytes in fewer steps."""
     freq_offset = len(out)

@@ -48,7 +48,6 @@ from indexbridge.zap.postings import (
     num_chunks,
     put_location,
     read_columns,
-    write_one_doc_postings,
     write_postings,
 )
 from indexbridge.zap.stored import StoredValue
@@ -166,10 +165,7 @@ def _build(documents: Sequence[Document], chunk_factor: int) -> bytes:
             field_postings = postings[fid]
             for term in sorted(field_postings):
                 hits = field_postings[term]
-                if len(hits) == 3 and not hits[2]:
-                    builder.insert(term, write_one_doc_postings(out, hits[0], hits[1], chunk_factor, chunks))
-                else:
-                    builder.insert(term, write_postings(out, hits[::3], hits[1::3], hits[2::3], chunk_factor, chunks))
+                builder.insert(term, write_postings(out, hits[::3], hits[1::3], hits[2::3], chunk_factor, chunks))
             fst = builder.finish()
             dict_offsets[fid] = len(out)
             put_uvarint(out, len(fst))
