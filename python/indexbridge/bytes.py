@@ -33,7 +33,7 @@ _U64_BE = struct.Struct(">Q")
 _U64_LE = struct.Struct("<Q")
 
 MAX_UVARINT_BYTES = 10
-__all__ = ["ByteReader", "crc32", "put_uvarint", "small_uvarint", "list_offsets", "ragged_arange", "take_ranges", "uvarint_bytes", "uvarints_at", "MAX_UVARINT_BYTES", "UVARINTS_BELOW_2_14"]
+__all__ = ["ByteReader", "crc32", "put_uvarint", "small_uvarint", "list_offsets", "ragged_arange", "take_ranges", "uvarint_bytes", "uvarints", "uvarints_at", "MAX_UVARINT_BYTES", "UVARINTS_BELOW_2_14"]
 
 
 def put_uvarint(out: bytearray, value: int) -> None:
@@ -87,6 +87,25 @@ def take_ranges(buf: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> list[
     raw = buf[ragged_arange(starts, stops - starts)].tobytes()
     cuts = list_offsets(stops - starts).tolist()
     return [raw[a:b] for a, b in zip(cuts, cuts[1:])]
+
+
+def uvarints(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(bytes as uint8, the byte count of each) of Go's ``binary.PutUvarint`` of each of ``values``
+    (uint64) in turn, all at once (numpy), a byte position per round over the values still going on."""
+    rest = np.asarray(values, dtype=np.uint64)
+    sizes = np.ones(len(rest), dtype=np.int64)
+    high = rest >> np.uint64(7)
+    while high.any():
+        sizes += high != 0
+        high >>= np.uint64(7)
+    at = list_offsets(sizes)
+    out = np.empty(int(at[-1]), dtype=np.uint8)
+    at = at[:-1]
+    while len(rest):
+        going = rest >= 0x80
+        out[at] = (rest & np.uint64(0x7F)).astype(np.uint8) | (going.astype(np.uint8) << 7)
+        rest, at = rest[going] >> np.uint64(7), at[going] + 1
+    return out, sizes
 
 
 def uvarints_at(buf: np.ndarray, pos: np.ndarray, end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -133,7 +133,9 @@ def merge_segments(
             if len(docs) == 1 and not any(loc_entries) and doc <= MAX_ONE_HIT_DOC and last[0] == doc and last[1] == 1:
                 builder.insert(term, one_hit_value(doc, last[2]))
             else:
-                builder.insert(term, write_postings(out, docs, freq_entries, loc_entries, chunk_factor, chunks))
+                freq_data, loc_data = b"".join(freq_entries), b"".join(loc_entries)
+                value = write_postings(out, docs, freq_data, list(map(len, freq_entries)), loc_data, list(map(len, loc_entries)), chunk_factor, chunks)
+                builder.insert(term, value)
 
         for this_term, k, value in merged:
             if this_term != term:

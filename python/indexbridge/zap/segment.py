@@ -25,15 +25,17 @@ import mmap
 import os
 import struct
 from collections.abc import Iterator, Sequence
-from itertools import chain
 from dataclasses import dataclass, replace
+from itertools import chain
+from operator import attrgetter
+from typing import NamedTuple
 
 import numpy as np
 
-from indexbridge.bytes import ByteReader, crc32, put_uvarint, take_ranges, uvarints_at
+from indexbridge.bytes import ByteReader, crc32, list_offsets, put_uvarint, ragged_arange, take_ranges, uvarints, uvarints_at
 from indexbridge.errors import IndexFormatError
 from indexbridge.zap import docvalues, stored
-from indexbridge.zap.analysis import ID_FIELD_NAME, Document, gc_paused
+from indexbridge.zap.analysis import ID_FIELD_NAME, Document, Token, gc_paused
 from indexbridge.zap.docvalues import NOT_UNINVERTED, DocValueSection, split_terms
 from indexbridge.zap.fst import Fst, FstBuilder
 from indexbridge.zap.postings import (
@@ -41,12 +43,10 @@ from indexbridge.zap.postings import (
     ONE_HIT_FLAG,
     PostingsColumns,
     PostingsList,
-    encode_freq_norm,
+    encode_location_groups,
     is_one_hit,
-    location_entry,
     norm_bits,
     num_chunks,
-    put_location,
     read_columns,
     write_postings,
 )
@@ -98,8 +98,12 @@ def _build(documents: Sequence[Document], chunk_factor: int) -> bytes:
     field_names = field_order(names)
     ids = {name: i for i, name in enumerate(field_names)}
     num_fields = len(field_names)
-    # field -> term -> its hits, each as three items: docNum, freq/norm entry, location entry (encoded)
-    postings: list[dict[bytes, list[int | bytes]]] = [{} for _ in field_names]
+    # a field's instances with tokens, in document order (composites first in a document), and
+    # the (document, field) pair of each: the pair's docNum and norm (its instances' lengths summed)
+    field_tokens: list[list[Sequence[Token]]] = [[] for _ in field_names]
+    field_pairs: list[list[int]] = [[] for _ in field_names]
+    pair_docs: list[int] = []
+    pair_bits: list[int] = []
     # a field with docvalues (any document's instance asks for them) -> (docNum, the document's
     # terms of the field, ascending, each followed by 0xff) of each document with terms in it
     doc_values: list[list[tuple[int, bytes]] | None] = [[] if name in uninverted else None for name in field_names]
@@ -107,32 +111,26 @@ def _build(documents: Sequence[Document], chunk_factor: int) -> bytes:
     out = bytearray()
     stored_offsets = []
     for doc_num, doc in enumerate(documents):
-        per_field: dict[int, tuple[list[int], dict[bytes, list]]] = {}  # fid -> ([field length], term -> [freq, encoded locations])
-        for instance in chain(doc.composite_fields, doc.fields):  # composites first, then document order
+        pairs: dict[int, int] = {}  # fid -> its pair
+        lengths: list[int] = []  # by pair, from the document's first
+        first_pair = len(pair_docs)
+        uninverted_terms: dict[int, set[bytes]] = {}  # fid with docvalues -> the document's terms
+        for instance in chain(doc.composite_fields, doc.fields):
             fid = ids[instance.name]
-            slot = per_field.get(fid)
-            if slot is None:
-                slot = per_field[fid] = ([0], {})
-            slot[0][0] += instance.length
-            merged = slot[1]
-            for token in instance.tokens or ():
-                entry = merged.get(token.term)
-                if entry is None:
-                    entry = merged[token.term] = [0, bytearray()]
-                entry[0] += token.freq
-                for loc in token.locations or ():
-                    put_location(entry[1], ids[loc.field] if loc.field else fid, loc.pos, loc.start, loc.end, loc.array_positions)
-        for fid, ((length,), merged) in per_field.items():
-            if merged and doc_values[fid] is not None:
-                doc_values[fid].append((doc_num, b"\xff".join(sorted(merged)) + b"\xff"))
-            bits = norm_bits(length)
-            field_postings = postings[fid]
-            for term, (freq, locations) in merged.items():
-                hits = field_postings.get(term)
-                if hits is None:
-                    field_postings[term] = [doc_num, encode_freq_norm(freq, bool(locations), bits), location_entry(locations)]
-                else:
-                    hits += (doc_num, encode_freq_norm(freq, bool(locations), bits), location_entry(locations))
+            pair = pairs.get(fid)
+            if pair is None:
+                pair = pairs[fid] = first_pair + len(lengths)
+                lengths.append(0)
+            lengths[pair - first_pair] += instance.length
+            if instance.tokens:
+                field_tokens[fid].append(instance.tokens)
+                field_pairs[fid].append(pair)
+                if doc_values[fid] is not None:
+                    uninverted_terms.setdefault(fid, set()).update(map(_TERM, instance.tokens))
+        pair_docs += [doc_num] * len(lengths)
+        pair_bits += map(norm_bits, lengths)
+        for fid, terms in uninverted_terms.items():
+            doc_values[fid].append((doc_num, b"\xff".join(sorted(terms)) + b"\xff"))
 
         doc_id = None
         values = []
@@ -159,13 +157,25 @@ def _build(documents: Sequence[Document], chunk_factor: int) -> bytes:
     doc_value_offset = 0
     if num_docs:
         chunks = num_chunks(num_docs, chunk_factor)
+        docs_of_pairs, bits_of_pairs = np.array(pair_docs, dtype=np.int64), np.array(pair_bits, dtype=np.uint64)
         sections = []
         for fid in range(num_fields):
             builder = FstBuilder()
-            field_postings = postings[fid]
-            for term in sorted(field_postings):
-                hits = field_postings[term]
-                builder.insert(term, write_postings(out, hits[::3], hits[1::3], hits[2::3], chunk_factor, chunks))
+            if field_tokens[fid]:
+                f = _invert(field_tokens[fid], field_pairs[fid], docs_of_pairs, bits_of_pairs, fid, ids)
+                hits, freq_at, loc_at = f.hits, f.freq_offsets, f.loc_offsets
+                for term, a, b in zip(f.terms, hits, hits[1:]):
+                    value = write_postings(
+                        out,
+                        f.docs[a:b],
+                        f.freq_data[freq_at[a] : freq_at[b]],
+                        f.freq_sizes[a:b],
+                        f.loc_data[loc_at[a] : loc_at[b]],
+                        f.loc_sizes[a:b],
+                        chunk_factor,
+                        chunks,
+                    )
+                    builder.insert(term, value)
             fst = builder.finish()
             dict_offsets[fid] = len(out)
             put_uvarint(out, len(fst))
@@ -179,6 +189,101 @@ def _build(documents: Sequence[Document], chunk_factor: int) -> bytes:
         doc_value_offset = len(out)
         out += docvalues.encode_index(sections)
     return write_tail(out, field_names, dict_offsets, num_docs, stored_index_offset, doc_value_offset, chunk_factor)
+
+
+class _InvertedField(NamedTuple):
+    """A field's postings, hit by hit in term order (ascending) and docNum order within a term:
+    the hits of ``terms[i]`` are ``hits[i]:hits[i + 1]``; ``freq_data`` and ``loc_data`` hold each
+    hit's freq/norm entry and location entry, whose sizes are in ``*_sizes`` and offsets (and the
+    end) in ``*_offsets``."""
+
+    terms: list[bytes]
+    hits: list[int]
+    docs: list[int]
+    freq_data: bytes
+    freq_sizes: list[int]
+    freq_offsets: list[int]
+    loc_data: bytes
+    loc_sizes: list[int]
+    loc_offsets: list[int]
+
+
+_TERM = attrgetter("term")
+
+
+def _invert(
+    instances: list[Sequence[Token]],
+    instance_pairs: list[int],
+    pair_docs: np.ndarray,
+    pair_bits: np.ndarray,
+    fid: int,
+    ids: dict[str, int],
+) -> _InvertedField:
+    """The postings of field ``fid`` from the tokens of its ``instances`` (document order), the
+    instance ``i`` in the (document, field) pair ``instance_pairs[i]``, whose docNum and norm bits
+    are in ``pair_docs`` and ``pair_bits``. A document's tokens of one term make one hit: their
+    freqs summed, their locations in token order.
+
+    A build has hundreds of thousands of tokens, and a Python step for each costs about as much
+    as the rest of the build: the tokens and locations (named tuples) are flattened into their
+    fields at C speed, one list each, and grouped and encoded with numpy, leaving one dict lookup
+    a token (its term's rank) and one length a token and a location."""
+    token_fields = list(chain.from_iterable(chain.from_iterable(instances)))  # term, freq, locations of each
+    term_list = token_fields[0::3]
+    num_tokens = len(term_list)
+    token_pairs = np.repeat(np.array(instance_pairs, dtype=np.int64), list(map(len, instances)))
+    terms = sorted(set(term_list))
+    rank = {term: i for i, term in enumerate(terms)}
+    token_keys = np.fromiter(map(rank.__getitem__, term_list), dtype=np.int64, count=num_tokens) * len(pair_docs) + token_pairs
+    order = np.argsort(token_keys, kind="stable")  # by term, then document; tokens in order within a hit
+    keys = token_keys[order]
+    firsts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))  # each hit's first token
+    hit_keys = keys[firsts]
+    hit_terms, hit_pairs = np.divmod(hit_keys, len(pair_docs))
+    hit_bounds = np.flatnonzero(np.concatenate(([True], hit_terms[1:] != hit_terms[:-1], [True])))
+    freqs = np.add.reduceat(np.array(token_fields[1::3], dtype=np.uint64)[order], firsts)
+
+    locations = token_fields[2::3]
+    location_fields = list(chain.from_iterable(chain.from_iterable(locations)))  # field, pos, start, end, array positions of each
+    names, pos, starts, ends, array_positions = (location_fields[k::5] for k in range(5))
+    field_ids = {name: ids[name] if name else fid for name in set(names)}  # a location naming no field is in the token's
+    loc_bytes, token_loc_sizes = encode_location_groups(
+        np.fromiter(map(field_ids.__getitem__, names), dtype=np.int64, count=len(names)),
+        pos,
+        starts,
+        ends,
+        array_positions,
+        np.fromiter(map(len, locations), dtype=np.int64, count=num_tokens),
+    )
+    # each token's location bytes, in hit order, then each hit's location entry: uvarint numBytes
+    # and them (nothing for a hit without locations)
+    token_loc_at = list_offsets(token_loc_sizes)[:-1]
+    body = loc_bytes[ragged_arange(token_loc_at[order], token_loc_sizes[order])]
+    body_sizes = np.add.reduceat(token_loc_sizes[order], firsts)
+    has_locations = body_sizes > 0
+    heads, head_sizes = uvarints(body_sizes[has_locations])
+    loc_sizes = body_sizes.copy()
+    loc_sizes[has_locations] += head_sizes
+    loc_offsets = list_offsets(loc_sizes)
+    loc_data = np.empty(int(loc_offsets[-1]), dtype=np.uint8)
+    head_at = loc_offsets[:-1][has_locations]
+    loc_data[ragged_arange(head_at, head_sizes)] = heads
+    loc_data[ragged_arange(loc_offsets[:-1] + (loc_sizes - body_sizes), body_sizes)] = body
+
+    # freq/norm entries: uvarint (freq << 1 | hasLocs), uvarint norm bits
+    freq_data, value_sizes = uvarints(np.stack((freqs << np.uint64(1) | has_locations, pair_bits[hit_pairs]), axis=1).ravel())
+    freq_sizes = value_sizes[0::2] + value_sizes[1::2]
+    return _InvertedField(
+        terms,
+        hit_bounds.tolist(),
+        pair_docs[hit_pairs].tolist(),
+        freq_data.tobytes(),
+        freq_sizes.tolist(),
+        list_offsets(freq_sizes).tolist(),
+        loc_data.tobytes(),
+        loc_sizes.tolist(),
+        loc_offsets.tolist(),
+    )
 
 
 @dataclass(frozen=True)
