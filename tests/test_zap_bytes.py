@@ -1,5 +1,6 @@
 """Go uvarints: minimal encodings, the 10-byte maximum, and rejection of overlong or truncated
-input, one at a time (ByteReader) and many at once (uvarints_at); byte ranges gathered at once."""
+input, one at a time (ByteReader) and many at once (uvarints_at, uvarints); byte ranges gathered
+at once."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from indexbridge.bytes import ByteReader, small_uvarint, take_ranges, uvarint_bytes, uvarints_at
+from indexbridge.bytes import ByteReader, small_uvarint, take_ranges, uvarint_bytes, uvarints, uvarints_at
 from indexbridge.errors import IndexFormatError
 
 
@@ -66,6 +67,17 @@ def test_uvarints_at_read_as_the_reader_does() -> None:
                 expected = None
             got = (int(values[p]), int(after[p])) if ok[p] else None
             assert got == expected, (data.hex(), end, p)
+
+
+def test_uvarints_at_once_are_each_ones_bytes() -> None:
+    """Values of every length, 0 and 2^64 - 1 among them, encoded at once: the concatenation of
+    each one's encoding and their sizes; none at all, nothing."""
+    rng = random.Random(20261129)
+    for _ in range(200):
+        values = [rng.choice((0, 1, 2**64 - 1, rng.getrandbits(rng.randint(1, 64)))) for _ in range(rng.randint(0, 40))]
+        data, sizes = uvarints(np.array(values, dtype=np.uint64))
+        assert data.dtype == np.uint8 and data.tobytes() == b"".join(map(uvarint_bytes, values))
+        assert sizes.tolist() == [len(uvarint_bytes(v)) for v in values]
 
 
 def test_take_ranges_are_the_slices() -> None:
