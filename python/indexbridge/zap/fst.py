@@ -23,7 +23,7 @@ exact lookup and ordered, prefix and range iteration.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -302,7 +302,7 @@ class _ReadNode(dict):
         self.final, self.final_output, self.trans = final, final_output, trans
 
 
-def build_fst(items: list[tuple[bytes, int]]) -> bytes:
+def build_fst(items: Iterable[tuple[bytes, int]]) -> bytes:
     """The FST of ``(key, value)`` pairs given in ascending key order."""
     builder = FstBuilder()
     for key, value in items:

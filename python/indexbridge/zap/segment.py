@@ -37,7 +37,7 @@ from indexbridge.errors import IndexFormatError
 from indexbridge.zap import docvalues, stored
 from indexbridge.zap.analysis import ID_FIELD_NAME, Document, Token, gc_paused
 from indexbridge.zap.docvalues import NOT_UNINVERTED, DocValueSection, split_terms
-from indexbridge.zap.fst import Fst, FstBuilder
+from indexbridge.zap.fst import Fst, build_fst
 from indexbridge.zap.postings import (
     ENCODING_MASK,
     ONE_HIT_FLAG,
@@ -160,12 +160,13 @@ def _build(documents: Sequence[Document], chunk_factor: int) -> bytes:
         docs_of_pairs, bits_of_pairs = np.array(pair_docs, dtype=np.int64), np.array(pair_bits, dtype=np.uint64)
         sections = []
         for fid in range(num_fields):
-            builder = FstBuilder()
+            terms, values = [], []
             if field_tokens[fid]:
                 f = _invert(field_tokens[fid], field_pairs[fid], docs_of_pairs, bits_of_pairs, fid, ids)
                 hits, freq_at, loc_at = f.hits, f.freq_offsets, f.loc_offsets
-                for term, a, b in zip(f.terms, hits, hits[1:]):
-                    value = write_postings(
+                terms = f.terms
+                values = [
+                    write_postings(
                         out,
                         f.docs[a:b],
                         f.freq_data[freq_at[a] : freq_at[b]],
@@ -175,8 +176,10 @@ def _build(documents: Sequence[Document], chunk_factor: int) -> bytes:
                         chunk_factor,
                         chunks,
                     )
-                    builder.insert(term, value)
-            fst = builder.finish()
+                    for a, b in zip(hits, hits[1:])
+                ]
+            # the FST after all of the field's postings: interleaving the two made the build 5% slower
+            fst = build_fst(zip(terms, values))
             dict_offsets[fid] = len(out)
             put_uvarint(out, len(fst))
             out += fst
