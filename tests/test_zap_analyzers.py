@@ -102,6 +102,24 @@ def test_plain_word_regex_equals_the_word_dfa() -> None:
         assert [m.span() for m in analyzers._PLAIN_WORD.finditer(classes)] == spans, classes
 
 
+def test_word_spans_by_runs_equal_the_word_dfa_over_the_whole_text() -> None:
+    """Runs between "other" characters scanned apart, each by the fast path or the DFA, give the
+    spans of the DFA scanning the whole class string: every class, runs of every length."""
+    from indexbridge.zap import analyzers
+
+    rng = random.Random(20261129)
+    for _ in range(3000):
+        alphabet = rng.choice(("anulbqmdo", "anulbqmdohkABEGHIef", "aoH", "anoefk"))
+        classes = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        spans, i = [], 0
+        while i < len(classes):
+            end = analyzers._word_end(classes, i)
+            if end > i:
+                spans.append((i, end))
+            i = max(end, i + 1)
+        assert analyzers._class_word_spans(classes) == spans, classes
+
+
 def test_gc_paused_restores_the_collector_and_promotes_what_it_made() -> None:
     """The collector is off inside, back as it was after; what was made inside is in the oldest
     generation (no young collection walks it at the next allocation), unless the process froze

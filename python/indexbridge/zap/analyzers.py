@@ -166,18 +166,32 @@ _NEEDS_DFA = re.compile(r"[hkABEGHIef]")
 
 def _word_spans(text: str) -> list[tuple[int, int]]:
     """Code point spans of the segments blevesearch/segment types as words."""
-    classes = text.translate(_class_table())
-    if not _NEEDS_DFA.search(classes):
-        return [m.span() for m in _PLAIN_WORD.finditer(classes)]
+    return _class_word_spans(text.translate(_class_table()))
+
+
+def _class_word_spans(classes: str) -> list[tuple[int, int]]:
+    """The word spans of a text by its characters' classes. No word rule takes an "other"
+    character (``o``), so no word goes across one: the runs between them are scanned apart, by
+    the DFA only those with a class the fast path lacks (most texts with a Han character or a
+    combining mark have one or two such runs)."""
     spans = []
-    i, n = 0, len(classes)
-    while i < n:
-        end = _word_end(classes, i)
-        if end > i:
-            spans.append((i, end))
-            i = end
-        else:
-            i += 1
+    done = 0
+    while (needs := _NEEDS_DFA.search(classes, done)) is not None:
+        other = classes.rfind(_OTHER, done, needs.start())
+        start = done if other < 0 else other + 1
+        n = classes.find(_OTHER, needs.end())
+        if n < 0:
+            n = len(classes)
+        spans += [m.span() for m in _PLAIN_WORD.finditer(classes, done, start)]
+        i, done = start, n
+        while i < n:
+            end = _word_end(classes, i)
+            if end > i:
+                spans.append((i, end))
+                i = end
+            else:
+                i += 1
+    spans += [m.span() for m in _PLAIN_WORD.finditer(classes, done)]
     return spans
 
 
