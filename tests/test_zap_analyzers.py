@@ -86,6 +86,18 @@ def test_prefix_coded_terms_are_bleves_group_by_group() -> None:
             assert prefix_coded_int64(value, shift) == expected, (value, shift)
 
 
+def test_numeric_tokens_are_every_shifts_prefix_coded_term() -> None:
+    """A number's 16 terms (those past shift 24 cut from the one 28 before) are
+    prefix_coded_int64's at each shift, edge and random values."""
+    from indexbridge.zap.analyzers import _numeric_tokens
+
+    rng = random.Random(20261129)
+    values = [0, 1, -1, (1 << 63) - 1, -(1 << 63), 1 << 28] + [rng.getrandbits(64) - (1 << 63) for _ in range(500)]
+    for value in values:
+        expected = [prefix_coded_int64(value, shift) for shift in range(0, 64, 4)]
+        assert [(t, 0, len(t), 1) for t in expected] == _numeric_tokens(value), value
+
+
 def test_plain_word_regex_equals_the_word_dfa() -> None:
     """The fast path for texts without Hebrew, Katakana, the three scripts or Extend/Format."""
     from indexbridge.zap import analyzers

@@ -390,9 +390,18 @@ def float64_to_int64(value: float) -> int:
     return bits ^ 0x7FFFFFFFFFFFFFFF if bits < 0 else bits
 
 
+# A shift of 28 more drops four whole 7-bit groups: the term of shift s + 28 is the shift byte and
+# the groups of shift s's term but its last four (s + 28 from shift s, 7 = 28 / PRECISION_STEP terms back)
+_GROUPS_SHIFT = 28
+_SHIFT_BYTES = [bytes((SHIFT_START_INT64 + shift,)) for shift in range(64)]
+
+
 def _numeric_tokens(value: int) -> list[tuple[bytes, int, int, int]]:
     """NumericField/DateTimeField.Analyze: the full value, then each precision-step shift, all at position 1."""
-    terms = [prefix_coded_int64(value, shift) for shift in range(0, 64, PRECISION_STEP)]
+    terms = [prefix_coded_int64(value, shift) for shift in range(0, _GROUPS_SHIFT, PRECISION_STEP)]
+    back = _GROUPS_SHIFT // PRECISION_STEP
+    for shift in range(_GROUPS_SHIFT, 64, PRECISION_STEP):
+        terms.append(_SHIFT_BYTES[shift] + terms[-back][1:-4])
     return [(term, 0, len(term), 1) for term in terms]
 
 
