@@ -112,7 +112,9 @@ def encode_freq_norm(freq: int, has_locs: bool, bits: int) -> bytes:
 
 
 def put_location(out: bytearray, field_id: int, pos: int, start: int, end: int, array_positions: Sequence[int]) -> None:
-    """Append one location: uvarint fieldId, pos, start, end, numArrayPositions, arrayPosition × n."""
+    """Append one location: uvarint fieldId, pos, start, end, numArrayPositions, arrayPosition × n
+    (a merge re-encoding a hit's locations; a build encodes all of a field's at once with
+    :func:`encode_location_groups`)."""
     if not array_positions and (field_id | pos | start | end) >= 0:  # (no negative index into the table)
         try:
             out += UVARINTS_BELOW_2_14[field_id] + UVARINTS_BELOW_2_14[pos] + UVARINTS_BELOW_2_14[start] + UVARINTS_BELOW_2_14[end] + b"\x00"
