@@ -98,6 +98,19 @@ def test_numeric_tokens_are_every_shifts_prefix_coded_term() -> None:
         assert [(t, 0, len(t), 1) for t in expected] == _numeric_tokens(value), value
 
 
+def _dfa_word_spans(classes: str) -> list[tuple[int, int]]:
+    """The word spans of the word DFA scanning a whole class string, position by position."""
+    from indexbridge.zap import analyzers
+
+    spans, i = [], 0
+    while i < len(classes):
+        end = analyzers._word_end(classes, i)
+        if end > i:
+            spans.append((i, end))
+        i = max(end, i + 1)
+    return spans
+
+
 def test_plain_word_regex_equals_the_word_dfa() -> None:
     """The fast path for texts without Hebrew, Katakana, the three scripts or Extend/Format."""
     from indexbridge.zap import analyzers
@@ -105,13 +118,7 @@ def test_plain_word_regex_equals_the_word_dfa() -> None:
     rng = random.Random(4)
     for _ in range(3000):
         classes = "".join(rng.choice("anulbqmdo") for _ in range(rng.randint(1, 14)))
-        spans, i = [], 0
-        while i < len(classes):
-            end = analyzers._word_end(classes, i)
-            if end > i:
-                spans.append((i, end))
-            i = max(end, i + 1)
-        assert [m.span() for m in analyzers._PLAIN_WORD.finditer(classes)] == spans, classes
+        assert [m.span() for m in analyzers._PLAIN_WORD.finditer(classes)] == _dfa_word_spans(classes), classes
 
 
 def test_word_spans_by_runs_equal_the_word_dfa_over_the_whole_text() -> None:
@@ -123,13 +130,7 @@ def test_word_spans_by_runs_equal_the_word_dfa_over_the_whole_text() -> None:
     for _ in range(3000):
         alphabet = rng.choice(("anulbqmdo", "anulbqmdohkABEGHIef", "aoH", "anoefk"))
         classes = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
-        spans, i = [], 0
-        while i < len(classes):
-            end = analyzers._word_end(classes, i)
-            if end > i:
-                spans.append((i, end))
-            i = max(end, i + 1)
-        assert analyzers._class_word_spans(classes) == spans, classes
+        assert analyzers._class_word_spans(classes) == _dfa_word_spans(classes), classes
 
 
 def test_gc_paused_restores_the_collector_and_promotes_what_it_made() -> None:
