@@ -179,7 +179,7 @@ class FstBuilder:
         for b in tail[depth:][::-1]:
             key = b | addr << 8
             cell = REGISTRY_CELLS * (((_FNV_NEXT[b] ^ addr) * _FNV_PRIME & _U64) % REGISTRY_BUCKETS)
-            if fresh:
+            if fresh:  # not registered (its target is new), and encoded as form A ("next"), inline
                 code = _CODE[b]
                 if not code:
                     out.append(b)
