@@ -1,9 +1,10 @@
 """The installable artifacts, used as a user would, away from this checkout.
 
 * The wheel (``python -m build --wheel`` of the tracked sources plus the jar that
-  scripts/bootstrap.sh builds into python/indexbridge/jars/) carries the jar; installed into a
-  fresh virtual environment outside the checkout, its ``indexbridge conformance`` passes the
-  Paimon vectors on both engines and a small PySpark job runs the ``ib_`` functions.
+  scripts/bootstrap.sh builds into python/indexbridge/jars/) carries the jar and the modules
+  setup.py compiles with Cython; installed into a fresh virtual environment outside the
+  checkout, its ``indexbridge conformance`` passes the Paimon vectors on both engines and a
+  small PySpark job runs the ``ib_`` functions.
 * The Scala module published locally (``sbt publishLocal`` into a temporary ivy home, so the
   user's ~/.ivy2 is untouched) resolves as ``"io.indexbridge" %% "indexbridge" % "0.1.0"`` in a
   separate minimal sbt project whose Spark job compiles and runs.
@@ -24,6 +25,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
+import indexbridge
 
 ROOT = Path(__file__).resolve().parents[1]
 JAR = ROOT / "python" / "indexbridge" / "jars" / "indexbridge.jar"
@@ -105,6 +108,9 @@ def test_the_installed_wheel_passes_conformance_on_both_engines(venv: Path, vect
     where = _run([str(venv / "bin" / "python"), "-c", "import indexbridge, indexbridge.jvm; print(indexbridge.__file__); print(indexbridge.jvm.jar_path())"], tmp_path, 60, _clean_env())
     module, jar = where.stdout.split()
     assert Path(module).is_relative_to(venv) and Path(jar).is_relative_to(venv), where.stdout
+    # the wheel's modules compiled by Cython: those of the checkout (tests/test_compiled.py: every one setup.py lists)
+    installed = _run([str(venv / "bin" / "python"), "-c", "import indexbridge; print(*indexbridge.compiled())"], tmp_path, 60, _clean_env())
+    assert installed.stdout.split() == indexbridge.compiled() != [], installed.stdout
     done = _run([str(venv / "bin" / "indexbridge"), "conformance", str(vectors_dir / "paimon"), "--engine", "all"], tmp_path, 600, _clean_env())
     last = done.stdout.strip().splitlines()[-1]
     passed, failed = last.replace(",", "").split()[0::2]

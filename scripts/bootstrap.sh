@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything from nothing, idempotently:
-#   .venv/ with the Python package (editable) and its dependencies, the sbt launcher in .tools/
+#   .venv/ with the Python package (editable, its hot modules compiled by Cython in place) and its
+#   dependencies, the sbt launcher in .tools/
 #   (from Maven Central, through Maven), and the Scala jar built by sbt and placed inside the
 #   Python package (python/indexbridge/jars/indexbridge.jar), so that a pip-installed package
 #   carries its JVM half. The Python and JVM halves run side by side (61 s from nothing against
@@ -15,9 +16,13 @@ python_setup() {
   if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
   fi
-  if ! .venv/bin/python -c 'import indexbridge, pyspark, pyroaring, pyarrow, pytest, fastavro, backports.zstd, isal, tqdm, build, sqlglot' 2>/dev/null; then
-    .venv/bin/pip install --quiet -e '.[test]'
+  if ! .venv/bin/python -c 'import indexbridge, pyspark, pyroaring, pyarrow, pytest, fastavro, backports.zstd, isal, tqdm, build, sqlglot, Cython' 2>/dev/null; then
+    # the editable install without its compiled modules: the build below makes them, once
+    INDEXBRIDGE_PURE_PYTHON=1 .venv/bin/pip install --quiet -e '.[test]'
   fi
+  # Cython's compiled modules (setup.py), beside their sources; only what changed since the last
+  # run is compiled again (a compiled module older than its source would shadow the edit)
+  .venv/bin/python setup.py --quiet build_ext --inplace
 }
 python_setup &
 python_pid=$!

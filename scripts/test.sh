@@ -2,8 +2,8 @@
 # The whole test suite from nothing: bootstrap, then five lanes side by side on the machine's
 # cores — the Scala tests (sbt), pytest over tests/ (unit, vectors, cross-language), pytest over
 # integration/'s tests sharing one Spark session, the whole jobs (the demo, local-cluster,
-# packaging, three benchmarks' smoke runs), and six pure-Python test files of tests/ (zap segments,
-# columns and conformance, the mutation tests). The logs are printed when all are done, the
+# packaging, three benchmarks' smoke runs), and six test files of tests/ (zap segments, columns and
+# conformance, the mutation tests) over the package as plain Python, without its compiled modules. The logs are printed when all are done, the
 # whole-job tests' last. Extra arguments (say, a test file or -k EXPR) make one pytest run of
 # their own beside sbt instead.
 set -euo pipefail
@@ -42,7 +42,13 @@ else
   ignored=("${jobs[@]/#/--ignore=}" "${pure[@]/#/--ignore=}")
   lane pytest-tests .venv/bin/python -m pytest -q --durations=15 tests "${ignored[@]}"
   lane pytest-integration .venv/bin/python -m pytest -q --durations=15 integration "${ignored[@]}"
-  lane pytest-pure .venv/bin/python -m pytest -q --durations=5 "${pure[@]}"
+  # that lane runs over the package as plain Python: a copy of its sources without the modules
+  # Cython compiled, found first on the path, so that both forms are held to the references
+  rm -rf target/plain && mkdir -p target/plain && cp -r python/indexbridge target/plain/
+  find target/plain -name '*.so' -delete
+  PYTHONPATH=target/plain .venv/bin/python -c 'import indexbridge, sys; sys.exit(indexbridge.compiled() or not indexbridge.__file__.startswith(sys.argv[1]))' "$root/target/plain" ||
+    { echo "target/plain is not a plain-Python indexbridge"; exit 1; }
+  lane pytest-pure env PYTHONPATH="$root/target/plain" .venv/bin/python -m pytest -q --durations=5 "${pure[@]}"
   lane pytest-jobs .venv/bin/python -m pytest -q --durations=15 "${jobs[@]}"
 fi
 echo "running ${lanes[*]} side by side (logs in target/<lane>.log)..."

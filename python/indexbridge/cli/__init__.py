@@ -136,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
             args.docs = 200_000 if args.suite == "bleve" else 2000
         if args.scale == "":
             args.scale = "200000,1000000" if args.suite == "bleve" else "10000,100000,1000000"
+        from indexbridge.cli.bench import print_python_form
+
+        print_python_form()
         if args.suite == "bleve":
             from indexbridge.cli.bench_bleve import run as run_bleve_bench
 

@@ -48,6 +48,15 @@ from indexbridge.cli.progress import progress
 from indexbridge.jvm import PAIMON_BUNDLE
 
 
+def print_python_form() -> None:
+    """Says which of the package's modules run compiled (setup.py: Cython), as the Python rows
+    depend on it."""
+    from indexbridge import compiled
+
+    names = [name.removeprefix("indexbridge.") for name in compiled()]
+    print(f"python: compiled by Cython: {', '.join(names)}" if names else "python: plain Python (no module compiled by Cython, see setup.py)")
+
+
 def best_time(fn: Callable[[], object], rounds: int = 3) -> float:
     best = float("inf")
     for _ in progress(range(rounds), "timing rounds", unit="round"):
