@@ -3,9 +3,9 @@
 # cores — the Scala tests (sbt), pytest over tests/ (unit, vectors, cross-language), pytest over
 # integration/'s tests sharing one Spark session, the whole jobs (the demo, local-cluster,
 # packaging, three benchmarks' smoke runs), and six test files of tests/ (zap segments, columns and
-# conformance, the mutation tests) over the package as plain Python, without its compiled modules. The logs are printed when all are done, the
-# whole-job tests' last. Extra arguments (say, a test file or -k EXPR) make one pytest run of
-# their own beside sbt instead.
+# conformance, the mutation tests) over the package as plain Python, without its compiled
+# modules. The logs are printed when all are done, the whole-job tests' last. Extra arguments
+# (say, a test file or -k EXPR) make one pytest run of their own beside sbt instead.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
