@@ -63,15 +63,22 @@ def _extensions() -> list:
     from setuptools import Extension
 
     # After the interpreter's own CFLAGS (-g -O3): without debug information, and at -O2, the C
-    # compiles in 2/5 of the time (postings: 41 -> 18 s), and `bench zap` runs as fast
+    # compiles in 2/5 of the time (postings: 41 -> 18 s), and `bench zap` runs as fast (at -O1,
+    # in half that again, its build ran 3% slower)
     flags = ["-g0", "-O2"]
-    modules = [Extension(name, [os.path.join("python", *name.split(".")) + ".py"], extra_compile_args=flags) for name in COMPILED]
+    sources = [os.path.join("python", *name.split(".")) + ".py" for name in COMPILED]
+    build_dir = os.path.join("build", "cython")  # the generated C, out of the source tree
+    # Cython writes a module's C again when its source changed; this file's directives and flags
+    # changing must do so too
+    generated = [os.path.join(build_dir, source[: -len(".py")] + ".c") for source in sources]
+    stale = any(not os.path.exists(c) or os.path.getmtime(c) < os.path.getmtime(__file__) for c in generated)
     return cythonize(
-        modules,
+        [Extension(name, [source], extra_compile_args=flags) for name, source in zip(COMPILED, sources)],
         language_level=3,
         nthreads=os.cpu_count() or 1,
         quiet=True,
-        build_dir="build/cython",  # the generated C, out of the source tree
+        force=stale,
+        build_dir=build_dir,
         compiler_directives={
             # annotations stay documentation, as in Python: Cython would type arguments by them,
             # and an `int` argument so typed took 2.5 and added 1 to it as 3
