@@ -2,9 +2,9 @@
 # The whole test suite from nothing: bootstrap, then five lanes side by side on the machine's
 # cores — the Scala tests (sbt), pytest over tests/ (unit, vectors, cross-language), pytest over
 # integration/'s tests sharing one Spark session, the whole jobs (the demo, local-cluster,
-# packaging, three benchmarks' smoke runs), and six test files of tests/ (zap segments, columns and
-# conformance, the mutation tests) over the package as plain Python, without its compiled
-# modules. The logs are printed when all are done, the whole-job tests' last. Extra arguments
+# packaging, two benchmarks' smoke runs), and seven test files of tests/ (zap segments, columns
+# and conformance, the mutation tests, the fileindex bench's smoke run) over the package as plain
+# Python, without its compiled modules. The logs are printed when all are done, the whole-job tests' last. Extra arguments
 # (say, a test file or -k EXPR) make one pytest run of their own beside sbt instead.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -30,15 +30,17 @@ if [ "$#" -gt 0 ]; then
   lane pytest .venv/bin/python -m pytest -q --durations=15 "$@"
 else
   # whole jobs in processes of their own (the demo, local-cluster, packaging, the smoke runs of
-  # three benchmarks) make a lane apart from the tests sharing a session's Spark; six pure-Python
-  # files of tests/ (zap segments, columns and conformance, the mutation tests; about 200 CPU-s
-  # on one thread) a lane of their own from the start, done early: behind the whole jobs, two of
-  # them left that lane running alone on one core for its last 60-110 s (the others ended at
-  # 1019-1065 s, it at 1130); in tests/'s lane, the other four made that lane end last
-  jobs=(integration/test_demo.py integration/test_local_cluster.py integration/test_packaging.py tests/test_bench_fileindex.py tests/test_bench_zap.py
-    tests/test_bench_bleve.py)
+  # two benchmarks) make a lane apart from the tests sharing a session's Spark; six files of
+  # tests/ that need no Spark (zap segments, columns and conformance, the mutation tests; about
+  # 200 CPU-s on one thread) a lane of their own from the start, done early: behind the whole
+  # jobs, two of them left that lane running alone on one core for its last 60-110 s (the others
+  # ended at 1019-1065 s, it at 1130); in tests/'s lane, the other four made that lane end last.
+  # The fileindex bench's smoke run went from the jobs lane, which ended last once the wheel it
+  # builds compiled (787 s against 592), to the plain lane, where its bytes compared with
+  # Paimon's hold the plain bloom filters too
+  jobs=(integration/test_demo.py integration/test_local_cluster.py integration/test_packaging.py tests/test_bench_zap.py tests/test_bench_bleve.py)
   pure=(tests/test_zap_segment.py tests/test_zap_mutation.py tests/test_zap_columns.py tests/test_zap_conformance.py
-    tests/test_mutations_paimon_fileindex.py tests/test_mutations_paimon_table.py)
+    tests/test_mutations_paimon_fileindex.py tests/test_mutations_paimon_table.py tests/test_bench_fileindex.py)
   ignored=("${jobs[@]/#/--ignore=}" "${pure[@]/#/--ignore=}")
   lane pytest-tests .venv/bin/python -m pytest -q --durations=15 tests "${ignored[@]}"
   lane pytest-integration .venv/bin/python -m pytest -q --durations=15 integration "${ignored[@]}"
