@@ -32,15 +32,30 @@ object FileIndexBench {
     * bloom filter take microseconds: five runs leave both sides interpreted, timing the JIT rather
     * than the code; with one run, whichever side runs first in a fresh JVM loses: measured up to 4x).
     * The sides alternate, so a change in machine load hits both, and every timed run starts after
-    * a full GC, so neither side pays for the other's garbage. Returns (Paimon, ours) seconds. */
+    * a full GC, so neither side pays for the other's garbage. A body shorter than [[MinSampleNanos]]
+    * (the last warm-up run tells) is timed in samples that repeat it to span that long, and its
+    * time is a sample's over its repeats: one run of a fraction of a millisecond, just after a
+    * full GC, swung rows' ratios from met to 2x between runs. Returns (Paimon, ours) seconds. */
   private def best(rounds: Int)(paimon: => Unit)(ours: => Unit): (Double, Double) = {
     val warm = System.nanoTime() + 1000000000L
-    var runs = 0
-    while (runs < rounds || (runs < 200 && System.nanoTime() < warm)) { paimon; ours; runs += 1 }
-    def timed(body: => Unit): Double = { System.gc(); val t0 = System.nanoTime(); body; (System.nanoTime() - t0) / 1e9 }
+    var (runs, last) = (0, 0L)
+    while (runs < rounds || (runs < 200 && System.nanoTime() < warm)) {
+      val t0 = System.nanoTime(); paimon; ours; last = System.nanoTime() - t0; runs += 1
+    }
+    val repeats = math.max(1L, 2 * MinSampleNanos / math.max(last, 1L)).toInt // `last` is both sides' run
+    def timed(body: => Unit): Double = {
+      System.gc()
+      val t0 = System.nanoTime()
+      var i = 0
+      while (i < repeats) { body; i += 1 }
+      (System.nanoTime() - t0) / 1e9 / repeats
+    }
     val times = (1 to rounds).map(_ => (timed(paimon), timed(ours)))
     (times.map(_._1).min, times.map(_._2).min)
   }
+
+  /** The least span of one timed sample of [[best]]. */
+  private val MinSampleNanos = 20000000L
 
   private def littleEndian(path: Path): ByteBuffer = ByteBuffer.wrap(Files.readAllBytes(path)).order(ByteOrder.LITTLE_ENDIAN)
 
