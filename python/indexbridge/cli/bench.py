@@ -11,8 +11,9 @@
 * Scala codec against raw RoaringBitmap and against Paimon's own `BitmapDeletionVector`
   (inside the JVM, through `io.indexbridge.bench.DvBench`).
 * Python codec against raw pyroaring (the build also over each half of the files apart: one run
-  of positions each, scattered positions), and the floor of deserializing in Python (a frame's CRC
-  compared, its bitmap to pyroaring and into a DeletionVector, nothing else checked; informational).
+  of positions each, scattered positions), and two floors of deserializing in Python, both
+  informational: a frame's CRC compared, its bitmap to pyroaring and into a DeletionVector, nothing
+  else checked; and raw pyroaring plus only the CRC-32 of the same bytes.
 * Lakehouse: Paimon DVs moved to Iceberg Puffin files and Delta DV files against merely reading
   them (`indexbridge.cli.bench_lakehouse`; `--full` for issue 18's 10k files / 200M positions,
   `--lakehouse-only` for these lines alone).
@@ -157,11 +158,12 @@ def bench_python(files: int, per_file: int) -> None:
 
     if floor() != [DeletionVector.deserialize(b) for b in our_bytes]:
         raise AssertionError("the deserialize floor read other DVs")
-    crc, no_crc, least, raw = best_times(
+    crc, no_crc, least, raw_crc, raw = best_times(
         [
             lambda: [DeletionVector.deserialize(b) for b in our_bytes],
             lambda: [DeletionVector.deserialize(b, verify_crc=False) for b in our_bytes],
             floor,
+            lambda: [(crc32(b), BitMap.deserialize(b)) for b in raw_bytes],
             lambda: [BitMap.deserialize(b) for b in raw_bytes],
         ],
         15,
@@ -170,6 +172,9 @@ def bench_python(files: int, per_file: int) -> None:
     _line("python CPU: deserialize DV, CRC checked", crc, "raw pyroaring", raw, "<= 1.25")
     _line("python CPU: deserialize DV, no CRC", no_crc, "raw pyroaring", raw, "<= 1.25")
     _line("python floor: DV from frame, CRC only", least, "raw pyroaring", raw, None)
+    # what the CRC alone adds: ISA-L's CRC-32 of the bitmap's bytes, nothing else (the frame's CRC
+    # also covers the 4-byte magic)
+    _line("python floor: raw pyroaring + CRC-32 of its bytes", raw_crc, "raw pyroaring", raw, None)
 
 
 def bench_jvm(files: int, per_file: int) -> None:
