@@ -484,7 +484,8 @@ object BitmapIndex {
       }
 
     /** The bitmap of every key asked so far (null: the null rows), read once per reader as
-      * Paimon's reader keeps them; never handed out, only copies or combinations of them. */
+      * Paimon's reader keeps them; handed out as copies, combinations, or results that copy them
+      * when their rows are read ([[FileIndexResult.Rows.shared]]). */
     private val asked = new java.util.HashMap[Any, RoaringBitmap]
 
     private def cachedRows(value: Any): RoaringBitmap =
@@ -534,9 +535,10 @@ object BitmapIndex {
       else RoaringBitmap.or(values.iterator.map(cachedRows).asJava)
 
     def evaluate(op: Op, literals: Seq[Any]): FileIndexResult = op match {
-      case Op.Equal | Op.In       => FileIndexResult.Rows(if (literals.lengthCompare(1) == 0) rowsOf(literals.head) else anyOf(literals))
+      case Op.Equal | Op.In =>
+        if (literals.lengthCompare(1) == 0) FileIndexResult.Rows.shared(cachedRows(literals.head)) else FileIndexResult.Rows(anyOf(literals))
       case Op.NotEqual | Op.NotIn => FileIndexResult.Rows(complement(anyOf(literals)))
-      case Op.IsNull              => FileIndexResult.Rows(nullRows)
+      case Op.IsNull              => FileIndexResult.Rows.shared(cachedRows(null))
       case Op.IsNotNull           => FileIndexResult.Rows(complement(cachedRows(null)))
       case _                      => FileIndexResult.Remain
     }

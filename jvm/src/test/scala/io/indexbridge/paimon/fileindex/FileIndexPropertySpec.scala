@@ -134,6 +134,21 @@ class FileIndexPropertySpec extends AnyFunSuite with ScalaCheckPropertyChecks {
     }
   }
 
+  test("bitmap: a result's rows are its own: changing them changes none of the reader's later answers") {
+    forAll(typedColumn(BitmapIndex.supports), Gen.oneOf("1", "2")) { case ((t, column, lits), version) =>
+      val r = BitmapIndex.read(t, BitmapIndex.write(t, column, Map("version" -> version)), "generated")
+      for ((op, args) <- (Op.IsNull, Nil) +: lits.map(l => (Op.Equal, Seq(l)))) {
+        val before = answer(r.evaluate(op, args))
+        r.evaluate(op, args) match {
+          case FileIndexResult.Rows(bm) => bm.flip(0L, column.length + 1L) // every row in or out
+          case other                    => fail(s"expected a row set, got $other")
+        }
+        val after = r.evaluate(op, args)
+        assert(answer(after) == before && after.remain == before.nonEmpty, s"$op $args after its rows were changed")
+      }
+    }
+  }
+
   test("FileIndexResult: and / or as Paimon defines them") {
     val rows = FileIndexResult.Rows(RoaringBitmap.bitmapOf(1, 2))
     val none = FileIndexResult.Rows(new RoaringBitmap)
