@@ -3,7 +3,10 @@
 The modules listed in COMPILED stay plain Python (one source: there is no .pyx twin to keep in
 step). Cython compiles each, as it stands, into an extension module that Python imports in place
 of the .py file beside it: the same code, with the same semantics, run without the
-interpreter's per-step dispatch.
+interpreter's per-step dispatch. A module may have a .pxd beside it (Cython's "augmenting"
+declarations, which plain Python never reads) that gives its hottest function C integer types
+where the Python arithmetic is already masked to 64 bits: bloom.py's probe and fasthash.py's
+wang64, which took a per-literal bloom-filter query from 1.2 to 0.2 us.
 Issue 14's Python rows (zap build and analysis, term lookup, postings iteration, DV deserialize,
 bloom queries) were measured with and without this; the notes on the issue have the figures.
 

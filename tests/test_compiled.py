@@ -1,7 +1,8 @@
 """The modules setup.py compiles with Cython: in this checkout, every one is compiled, and from
-its source as it stands (a compiled module older than its source would run old code in place of
-an edit). scripts/test.sh's pytest-pure lane runs six test files over the same sources as plain
-Python, so that both forms are held to the references."""
+its source as it stands (a compiled module older than its source, or than the .pxd of C types
+beside bloom.py and fasthash.py, would run old code in place of an edit). scripts/test.sh's
+pytest-pure lane runs six test files over the same sources as plain Python, so that both forms
+are held to the references."""
 
 from __future__ import annotations
 
@@ -37,7 +38,9 @@ def test_every_compiled_module_is_imported_compiled_and_newer_than_its_source() 
     for name in _setup_py_compiled():
         module = importlib.import_module(name)
         assert module.__file__.endswith(tuple(EXTENSION_SUFFIXES)), module.__file__
-        source = ROOT / "python" / Path(*name.split(".")).with_suffix(".py")
-        assert Path(module.__file__).stat().st_mtime >= source.stat().st_mtime, (
-            f"{module.__file__} is older than {source}: scripts/bootstrap.sh compiles it again"
-        )
+        stem = ROOT / "python" / Path(*name.split("."))
+        # the source, and the .pxd of C types that augments some
+        for source in (p for p in (stem.with_suffix(".py"), stem.with_suffix(".pxd")) if p.exists()):
+            assert Path(module.__file__).stat().st_mtime >= source.stat().st_mtime, (
+                f"{module.__file__} is older than {source}: scripts/bootstrap.sh compiles it again"
+            )

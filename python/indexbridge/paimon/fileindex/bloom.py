@@ -78,6 +78,9 @@ def wang64_array(keys: np.ndarray) -> np.ndarray:
 
 
 _CHUNK = 1 << 15  # rows hashed at a time: the temporaries stay in the CPU cache
+# a Java int's bits, and its sign bit (names, so that bloom.pxd can make them C integers)
+_LOW32 = 0xFFFFFFFF
+_BIT31 = 0x80000000
 
 
 def _check_supported(t: DataType) -> None:
@@ -152,25 +155,30 @@ def _value_hasher(t: DataType) -> Callable[[object], int]:
     return lambda value: fast_hash(t.root, value, t.precision) & 0xFFFFFFFFFFFFFFFF
 
 
-def _prober(bits: bytes | memoryview, num_bits: int, num_hashes: int, fast_hash_u64: Callable[[object], int]) -> Callable[[object], bool]:
-    """One value's probe in plain integers, its state bound in a closure: a query asks for one
-    value at a time, and each attribute lookup or call is a measurable part of its ~1 µs (the
-    arrays of :meth:`BloomFilterIndex.might_contain_hashes` pay off from a few dozen values).
-    Unsigned 32-bit arithmetic: the Java ``int`` c, made ``~c`` when negative, is ``c ^
-    0xFFFFFFFF`` when bit 31 is set."""
-    probes = range(num_hashes)
+class _Prober:
+    """One value's probe in plain integers: a query asks for one value at a time, and each
+    attribute lookup or call is a measurable part of its ~1 µs (the arrays of
+    :meth:`BloomFilterIndex.might_contain_hashes` pay off from a few dozen values). Unsigned
+    32-bit arithmetic: the Java ``int`` c, made ``~c`` when negative, is ``c ^ 0xFFFFFFFF`` when
+    bit 31 is set. Compiled, bloom.pxd makes this an extension type with C integers for these
+    (the values stay below 2**64)."""
 
-    def might_contain(value: object) -> bool:
-        h = fast_hash_u64(value)
-        c, h2 = h & 0xFFFFFFFF, h >> 32  # (int) hash, (int) (hash >>> 32)
-        for _ in probes:
-            c = c + h2 & 0xFFFFFFFF  # h1 + i * h2, wrapping
-            pos = (c if c < 0x80000000 else c ^ 0xFFFFFFFF) % num_bits
-            if not bits[pos >> 3] >> (pos & 7) & 1:
+    def __init__(self, bits: bytes | memoryview, num_bits: int, num_hashes: int, fast_hash_u64: Callable[[object], int]):
+        self.bits = bits
+        self.num_bits = num_bits
+        self.num_hashes = num_hashes
+        self.fast_hash_u64 = fast_hash_u64
+
+    def might_contain(self, value: object) -> bool:
+        h = self.fast_hash_u64(value)
+        num_bits = self.num_bits
+        c, h2 = h & _LOW32, h >> 32  # (int) hash, (int) (hash >>> 32)
+        for _ in range(self.num_hashes):
+            c = c + h2 & _LOW32  # h1 + i * h2, wrapping
+            pos = (c if c < _BIT31 else c ^ _LOW32) % num_bits
+            if not self.bits[pos >> 3] >> (pos & 7) & 1:
                 return False
         return True
-
-    return might_contain
 
 
 class BloomFilterIndex:
@@ -186,7 +194,7 @@ class BloomFilterIndex:
         self.bits = np.frombuffer(self._bits, np.uint8)
         self._num_bits = 8 * len(self._bits)
         #: ``might_contain(value) -> bool``: whether every probed bit of the value is set
-        self.might_contain = _prober(self._bits, self._num_bits, num_hashes, _value_hasher(data_type))
+        self.might_contain = _Prober(self._bits, self._num_bits, num_hashes, _value_hasher(data_type)).might_contain
 
     @property
     def num_bits(self) -> int:

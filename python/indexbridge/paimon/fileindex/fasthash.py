@@ -52,13 +52,14 @@ def wang64_unsigned(key: int) -> int:
     operations: every step is masked to 64 bits, and a shift of a pattern with bit 63 set fills
     the vacated bits as the signed shift would."""
     m21, m3_8, m2_4, m31 = WANG64_MULTIPLIERS
-    key = int(key) * m21 - 1 & _MASK64
-    key ^= key >> 24 if key < _SIGN64 else key >> 24 | _FILL24
-    key = key * m3_8 & _MASK64
-    key ^= key >> 14 if key < _SIGN64 else key >> 14 | _FILL14
-    key = key * m2_4 & _MASK64
-    key ^= key >> 28 if key < _SIGN64 else key >> 28 | _FILL28
-    return key * m31 & _MASK64
+    k = int(key) & _MASK64  # the key's 64 bits (compiled, fasthash.pxd makes k and these C integers)
+    k = k * m21 - 1 & _MASK64
+    k ^= k >> 24 if k < _SIGN64 else k >> 24 | _FILL24
+    k = k * m3_8 & _MASK64
+    k ^= k >> 14 if k < _SIGN64 else k >> 14 | _FILL14
+    k = k * m2_4 & _MASK64
+    k ^= k >> 28 if k < _SIGN64 else k >> 28 | _FILL28
+    return k * m31 & _MASK64
 
 
 def wang64(key: int) -> int:
