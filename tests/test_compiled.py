@@ -1,8 +1,8 @@
 """The modules setup.py compiles with Cython: in this checkout, every one is compiled, and from
 its source as it stands (a compiled module older than its source, or than the .pxd of C types
-beside bloom.py and fasthash.py, would run old code in place of an edit). scripts/test.sh's
-pytest-pure lane runs six test files over the same sources as plain Python, so that both forms
-are held to the references."""
+beside some, would run old code in place of an edit). scripts/test.sh's pytest-pure lane runs
+six test files over the same sources as plain Python, so that both forms are held to the
+references."""
 
 from __future__ import annotations
 

@@ -319,6 +319,21 @@ def _header_struct(n: int) -> struct.Struct:
     return struct.Struct(f"<{2 * n}H{n}I")
 
 
+def _no_run_length(fields: tuple, n: int) -> int:
+    """The length of a bitmap of ``n`` containers and no runs whose descriptive header and offsets
+    are ``fields``, or -1 when an offset is not the running sum of the container sizes before it.
+    (A loop: a third of the time of a list of sizes and their sums, at 2 containers; compiled,
+    roaring.pxd makes its integers C integers: 16 containers in 0.1 µs, not 2.4.)"""
+    bitmap_bytes, array_max = BITMAP_CONTAINER_BYTES, ARRAY_MAX_CARDINALITY
+    at = 8 + 8 * n
+    for i in range(n):
+        if fields[2 * n + i] != at:
+            return -1
+        card_minus_1 = fields[2 * i + 1]
+        at += bitmap_bytes if card_minus_1 >= array_max else 2 * card_minus_1 + 2
+    return at
+
+
 def _read_sound(data: memoryview, start: int, end: int, cls: type[B]) -> tuple[B, int] | None:
     """(bitmap, offset after it) when the header is sound, else ``None``: the short path of
     :func:`read_roaring32_at`, in as few Python steps as possible (deserializing many small
@@ -340,15 +355,9 @@ def _read_sound(data: memoryview, start: int, end: int, cls: type[B]) -> tuple[B
         if cookie == SERIAL_COOKIE_NO_RUNCONTAINER:  # sizes from the cardinalities, offsets their running sums
             if n > MAX_CONTAINERS:
                 return None
-            fields = _header_struct(n).unpack_from(data, start + 8)
-            at = 8 + 8 * n
-            for i in range(n):  # (a loop: a third of the time of a list of sizes and their sums, at 2 containers)
-                if fields[2 * n + i] != at:
-                    return None
-                card_minus_1 = fields[2 * i + 1]
-                at += BITMAP_CONTAINER_BYTES if card_minus_1 >= ARRAY_MAX_CARDINALITY else 2 * card_minus_1 + 2
-            stop = start + at
-            return (cls.deserialize(data[start:stop]), stop) if stop <= end else None
+            length = _no_run_length(_header_struct(n).unpack_from(data, start + 8), n)
+            stop = start + length
+            return (cls.deserialize(data[start:stop]), stop) if length >= 0 and stop <= end else None
         if cookie & 0xFFFF != SERIAL_COOKIE:
             return None
         n = (cookie >> 16) + 1
