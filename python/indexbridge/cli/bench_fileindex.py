@@ -16,8 +16,8 @@ per-literal queries, the only way Paimon offers; the per-literal ``query`` rows 
 
 Like for like: every side gets its literals ready before the timing (Paimon ``BinaryString``,
 Scala and Python the UTF-8 bytes of a string, which both accept for a string column), and each
-Python timing starts, as the JVM's do, after untimed runs (the first pays for first-call imports and caches) and
-a garbage collection.
+Python timing starts, as the JVM's do, after untimed runs (the first pays for first-call
+imports and caches) and a garbage collection.
 
 The columns go to the JVM as files (DESIGN rule 2), where ``io.indexbridge.bench.FileIndexBench``
 times both JVM sides and leaves Paimon's payloads for the byte comparison of the Python ones.
