@@ -100,6 +100,19 @@ final class DeletionVector private (
     optimized = false
   }
 
+  /** [[deleteAll]] of a 32-bit DV's positions given as ints, `lows(0 until count)`: one `addN`.
+    * IllegalArgumentException if the DV is 64-bit or a position is negative (beyond 2^31-1 as
+    * a long). */
+  def deleteAll32(lows: Array[Int], count: Int): Unit = {
+    require(!bitmap64, "deleteAll32 takes the positions of a 32-bit deletion vector")
+    var all = 0
+    var i = 0
+    while (i < count) { all |= lows(i); i += 1 }
+    if (all < 0) (0 until count).foreach(i => checkPosition(lows(i).toLong))
+    bitmapAt(0).addN(lows, 0, count)
+    optimized = false
+  }
+
   def isDeleted(position: Long): Boolean = {
     checkPosition(position)
     val i = indexOf((position >>> 32).toInt)

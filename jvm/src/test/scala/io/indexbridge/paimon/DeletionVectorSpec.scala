@@ -101,6 +101,24 @@ class DeletionVectorSpec extends AnyFunSuite with ScalaCheckPropertyChecks {
     }
   }
 
+  test("32-bit: deleteAll32 of the positions as ints serializes as delete of each; it refuses a negative int and a 64-bit DV") {
+    forAll(DvGen.positions(bitmap64 = false), DvGen.positions(bitmap64 = false)) { (first, second) =>
+      val dv = DeletionVector.empty(false)
+      for (batch <- Seq(first, second)) {
+        val lows = scala.util.Random.shuffle(batch.toSeq).map(_.toInt).toArray
+        dv.deleteAll32(lows ++ Array(0, 0), lows.length) // what follows count is not read
+      }
+      assert(dv.serialize().sameElements(dvOf(first ++ second, bitmap64 = false).serialize()))
+    }
+    for (at <- Seq(0, 4095, 9999)) {
+      val lows = Array.tabulate(10000)(_ * 3)
+      lows(at) = -1
+      val e = intercept[IllegalArgumentException](DeletionVector.empty(false).deleteAll32(lows, lows.length))
+      assert(e.getMessage.contains("position -1 is outside 0..2147483647"), at)
+    }
+    intercept[IllegalArgumentException](DeletionVector.empty(true).deleteAll32(Array(1), 1))
+  }
+
   test("a 32-bit frame is size, magic 5e43f2d0, roaring, CRC; the empty one is 20 bytes") {
     val bytes = DeletionVector.empty(false).serialize()
     assert(java.util.HexFormat.of.formatHex(bytes).startsWith("0000000c5e43f2d03a30000000000000"))

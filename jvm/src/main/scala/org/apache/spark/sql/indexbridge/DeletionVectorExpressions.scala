@@ -67,7 +67,13 @@ case class DvAgg(
 final class DvAggBuffer(dv: DeletionVector) {
   import DvAggBuffer._
 
-  private var pending = new Array[Long](InitialPending)
+  // a 32-bit DV's pending positions as ints, narrowed as they are checked (adding them is then
+  // one addN; a flush that narrowed a long array, into an int array it allocated, was a quarter
+  // of the aggregate's samples), a 64-bit DV's as longs
+  private val narrow = !dv.bitmap64
+  private var pending = if (narrow) null else new Array[Long](InitialPending)
+  private var pendingLows = if (narrow) new Array[Int](InitialPending) else null
+  private var capacity = InitialPending
   private var count = 0
   private val held = HeldBytes.current.get
   private var accounted = 0L
@@ -75,20 +81,21 @@ final class DvAggBuffer(dv: DeletionVector) {
   account()
 
   private def account(): Unit = if (held != null) {
-    val bytes = GroupBytes + 8L * pending.length + dv.heapBytes
+    val bytes = GroupBytes + (if (narrow) 4L else 8L) * capacity + dv.heapBytes
     held.bytes += bytes - accounted
     accounted = bytes
   }
 
   def delete(position: Long): Unit = {
     dv.checkPosition(position) // fail on the row that carries it, not at the next flush
-    if (count == pending.length) {
+    if (count == capacity) {
       if (count < MaxPending) {
-        pending = java.util.Arrays.copyOf(pending, count * 2)
+        capacity = count * 2
+        if (narrow) pendingLows = java.util.Arrays.copyOf(pendingLows, capacity) else pending = java.util.Arrays.copyOf(pending, capacity)
         account()
       } else flush()
     }
-    pending(count) = position
+    if (narrow) pendingLows(count) = position.toInt else pending(count) = position
     count += 1
   }
 
@@ -102,7 +109,7 @@ final class DvAggBuffer(dv: DeletionVector) {
   }
 
   private def flush(): Unit = if (count > 0) {
-    dv.deleteAll(pending, count)
+    if (narrow) dv.deleteAll32(pendingLows, count) else dv.deleteAll(pending, count)
     count = 0
     account()
   }
