@@ -5,6 +5,7 @@ over the rows, using value semantics written out here independently of the codec
 from __future__ import annotations
 
 import math
+import pickle
 import random
 import struct
 from decimal import Decimal
@@ -313,6 +314,8 @@ def test_bloom_might_contain_many_answers_as_one_query_per_value(t: DataType, se
     assert True in per_value and False in per_value  # the case tells hits from misses
     assert index.might_contain_many(literals).tolist() == per_value
     assert index.might_contain_many([]).tolist() == []
+    copy = pickle.loads(pickle.dumps(index))  # as Spark ships an index to its executors
+    assert copy.serialize() == index.serialize() and [copy.query("equal", [v]).remain for v in literals] == per_value
     if not t.root.startswith("TIMESTAMP"):  # (Timestamp literals have no Arrow form)
         assert index.might_contain_many(pa.array(literals)).tolist() == per_value
 

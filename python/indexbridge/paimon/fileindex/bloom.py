@@ -195,6 +195,11 @@ class BloomFilterIndex:
         #: ``might_contain(value) -> bool``: whether every probed bit of the value is set
         self.might_contain = _Prober(self._bits, self._num_bits, num_hashes, _value_hasher(data_type)).might_contain
 
+    def __reduce__(self) -> tuple:
+        """Pickled as its type, hash count and bits; the probe is made again (compiled, it holds a
+        C view of the bits, which does not pickle)."""
+        return type(self), (self.data_type, self.num_hashes, bytes(self._bits))
+
     @property
     def num_bits(self) -> int:
         return self._num_bits
