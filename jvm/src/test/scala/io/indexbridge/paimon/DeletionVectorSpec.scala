@@ -8,6 +8,7 @@ import scala.collection.mutable.ArrayBuffer
 import io.indexbridge.IndexFormatException
 import io.indexbridge.roaring.Roaring32
 import org.roaringbitmap.RoaringBitmap
+import org.scalacheck.Gen
 import org.scalatest.funsuite.AnyFunSuite
 import org.scalatestplus.scalacheck.ScalaCheckPropertyChecks
 
@@ -34,6 +35,26 @@ class DeletionVectorSpec extends AnyFunSuite with ScalaCheckPropertyChecks {
         dv.foreachPosition(visited += _)
         assert(visited == sorted)
         for (p <- probes ++ set.take(200)) assert(dv.isDeleted(p) == set(p), p)
+      }
+    }
+
+    test(s"$width: positions in any order, added in batches, serialize as delete of each, into a new DV or one read back") {
+      // batches below a container's last value go into array containers as their in-place union
+      implicit val whole: org.scalacheck.Shrink[Set[Long]] = org.scalacheck.Shrink.shrinkAny // (shrinking sets this size takes minutes)
+      forAll(DvGen.positions(bitmap64), DvGen.positions(bitmap64), Gen.long, Gen.choose(1, 300)) { (first, second, seed, chunk) =>
+        val random = new scala.util.Random(seed)
+        def inBatches(dv: DeletionVector, set: Set[Long]): DeletionVector = {
+          for (batch <- random.shuffle(set.toVector).grouped(chunk)) {
+            if (bitmap64 || random.nextBoolean()) dv.deleteAll(batch.toArray ++ Array(-1L), batch.length) // (only count are read)
+            else dv.deleteAll32(batch.map(_.toInt).toArray, batch.length)
+          }
+          dv
+        }
+        val readBack = () => DeletionVector.deserialize(dvOf(first, bitmap64).serialize()) // (run containers)
+        val oneByOne = readBack()
+        second.foreach(oneByOne.delete)
+        assert(inBatches(inBatches(DeletionVector.empty(bitmap64), first), second).serialize().sameElements(dvOf(first ++ second, bitmap64).serialize()))
+        assert(inBatches(readBack(), second).serialize().sameElements(oneByOne.serialize()))
       }
     }
 

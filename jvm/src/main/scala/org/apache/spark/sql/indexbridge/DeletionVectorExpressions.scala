@@ -71,6 +71,7 @@ final class DvAggBuffer(dv: DeletionVector) {
   // one addN; a flush that narrowed a long array, into an int array it allocated, was a quarter
   // of the aggregate's samples), a 64-bit DV's as longs
   private val narrow = !dv.bitmap64
+  private val maxPosition = if (narrow) DeletionVector.MaxPosition32 else DeletionVector.MaxPosition64
   private var pending = if (narrow) null else new Array[Long](InitialPending)
   private var pendingLows = if (narrow) new Array[Int](InitialPending) else null
   private var capacity = InitialPending
@@ -87,7 +88,9 @@ final class DvAggBuffer(dv: DeletionVector) {
   }
 
   def delete(position: Long): Unit = {
-    dv.checkPosition(position) // fail on the row that carries it, not at the next flush
+    // fail on the row that carries it, not at the next flush; without reading the DV (another
+    // object per row, a cache miss each: 10% of the samples over positions in no order)
+    if (position < 0 || position > maxPosition) dv.checkPosition(position)
     if (count == capacity) {
       if (count < MaxPending) {
         capacity = count * 2
