@@ -13,8 +13,9 @@ import org.apache.spark.sql.execution.{ColumnarToRowExec, SparkPlan, UnaryExecNo
 import org.apache.spark.sql.execution.aggregate.{ObjectAggregationIterator, ObjectHashAggregateExec}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.types.{DateType, IntegerType, LongType, StringType}
-import org.apache.spark.sql.vectorized.ColumnarBatch
+import org.apache.spark.sql.vectorized.{ColumnarBatch, ColumnVector}
 import org.apache.spark.unsafe.Platform
+import org.apache.spark.unsafe.types.UTF8String
 
 /** Bounds the memory of a grouped aggregation holding `ib_dv_agg` buffers.
   *
@@ -114,22 +115,17 @@ case class BoundedPartialAggregateExec(
       // Spark's ObjectAggregationIterator takes UnsafeRows (its sort-based fallback stores them)
       lazy val unsafe = UnsafeProjection.create(child.output, child.output)
       val held = new HeldBytes
-      var rows = 0L
-      // Spark's sort-based aggregation for the rest of the task, after a chunk that ended with
-      // fewer than MinRowsPerGroup rows per group: the groups' own objects fill the budget, and
-      // chunking would pass nearly every row on as a DV of its own (measured 7.6x slower than
-      // one hash map over 40k files per task at 16 MiB)
-      var sortGroups = 0
-      // rows up to the budget: the chunk's end
-      val chunk = new Iterator[InternalRow] {
-        override def hasNext: Boolean = (sortGroups > 0 || held.bytes < partialBytes) && input.hasNext
-        override def next(): InternalRow = { rows += 1; input.next() }
-      }
+      val chunk = new ChunkRows(input, held, partialBytes)
       def aggregate(): Iterator[InternalRow] = {
-        if (held.groups > 0 && rows < MinRowsPerGroup * held.groups) sortGroups = held.groups.toInt
+        // Spark's sort-based aggregation for the rest of the task, after a chunk that ended with
+        // fewer than MinRowsPerGroup rows per group: the groups' own objects fill the budget, and
+        // chunking would pass nearly every row on as a DV of its own (measured 7.6x slower than
+        // one hash map over 40k files per task at 16 MiB)
+        if (held.groups > 0 && chunk.rows < MinRowsPerGroup * held.groups) chunk.unbounded = true
+        val sortGroups = if (chunk.unbounded) held.groups.toInt else 0
         held.bytes = 0
         held.groups = 0
-        rows = 0
+        chunk.rows = 0
         chunks += 1
         HeldBytes.current.set(held) // both consume their chunk while being constructed
         try {
@@ -161,27 +157,48 @@ case class BoundedPartialAggregateExec(
   override protected def withNewChildInternal(newChild: SparkPlan): BoundedPartialAggregateExec = copy(child = newChild)
 }
 
-/** The rows of a partition's columnar batches, read in place: one row per batch, moved along
-  * (`ColumnarBatch.rowIterator`), valid until the next row. The transition's metrics count them as
+/** The rows of a partition's columnar batches, read in place: row `rowId` of `batch` is next
+  * (`ColumnarBatch.getRow`, one row object moved along, valid until the next row), and a reader
+  * that takes the batch's columns itself moves `rowId` on. The transition's metrics count them as
   * it would. */
 private final class BatchRows(batches: Iterator[ColumnarBatch], numInputBatches: SQLMetric, numOutputRows: SQLMetric)
     extends Iterator[InternalRow] {
-  private var rows: java.util.Iterator[InternalRow] = java.util.Collections.emptyIterator()
+  var batch: ColumnarBatch = null
+  var rowId = 0
 
-  override def hasNext: Boolean = rows.hasNext || {
-    while (!rows.hasNext && batches.hasNext) {
-      val batch = batches.next()
+  override def hasNext: Boolean = (batch != null && rowId < batch.numRows) || {
+    while ((batch == null || rowId >= batch.numRows) && batches.hasNext) {
+      batch = batches.next()
+      rowId = 0
       numInputBatches += 1
       numOutputRows += batch.numRows
-      rows = batch.rowIterator()
     }
-    rows.hasNext
+    batch != null && rowId < batch.numRows
   }
 
   override def next(): InternalRow = {
-    if (!rows.hasNext) hasNext // (then rows.next() throws at the end)
-    rows.next()
+    if (!hasNext) throw new NoSuchElementException("no rows left in the partition's batches")
+    rowId += 1
+    batch.getRow(rowId - 1)
   }
+}
+
+/** A task's rows up to a chunk's end: while the chunk's buffers hold less than `partialBytes`
+  * (`held`), or to the task's end once `unbounded`. `rows` counts those taken, by `next` or by a
+  * reader of `batches` (the input's columnar batches, or null). */
+private final class ChunkRows(input: Iterator[InternalRow], held: HeldBytes, partialBytes: Long) extends Iterator[InternalRow] {
+  val batches: BatchRows = input match {
+    case b: BatchRows => b
+    case _            => null
+  }
+  var rows = 0L
+  var unbounded = false
+
+  /** Whether the chunk takes more rows, if there are any. */
+  def open: Boolean = unbounded || held.bytes < partialBytes
+
+  override def hasNext: Boolean = open && input.hasNext
+  override def next(): InternalRow = { rows += 1; input.next() }
 }
 
 /** The bytes the aggregation buffers of a [[BoundedPartialAggregateExec]] chunk hold (an
@@ -226,7 +243,7 @@ private final class DvChunk(
     groupingExpressions: Seq[NamedExpression],
     aggregates: Seq[DvAgg],
     inputAttributes: Seq[Attribute],
-    input: Iterator[InternalRow],
+    input: ChunkRows,
     numOutputRows: SQLMetric) {
   import DvChunk._
 
@@ -269,7 +286,8 @@ private final class DvChunk(
   // hash << 32 | (group + 1), 0 for an empty slot; at most half full
   private var slots = new Array[Long](128)
 
-  while (input.hasNext) {
+  if (input.batches != null && project == null && columnKind != Projected) takeBatches()
+  else while (input.hasNext) {
     val row = input.next()
     val group = groupOf(row)
     val in = if (project == null) row else project(row)
@@ -277,6 +295,38 @@ private final class DvChunk(
     while (i < width) {
       if (!in.isNullAt(ordinals(i))) buffers(group * width + i).delete(in.getLong(ordinals(i)))
       i += 1
+    }
+  }
+
+  /** The chunk's rows from the input's columnar batches, each batch's key and position columns
+    * read in one loop (as Spark's generated aggregates read them), where a row at a time through
+    * the batch's row object and two iterators was most of DvChunk's samples in JFR. */
+  private def takeBatches(): Unit = {
+    val cursor = input.batches
+    val columns = new Array[ColumnVector](width)
+    while (input.hasNext) { // (a batch with rows left)
+      val batch = cursor.batch
+      val (start, end) = (cursor.rowId, batch.numRows)
+      val keys = batch.column(column)
+      var i = 0
+      while (i < width) { columns(i) = batch.column(ordinals(i)); i += 1 }
+      var r = start
+      while (r < end && input.open) {
+        val group =
+          if (keys.isNullAt(r)) groupOf(batch.getRow(r))
+          else if (columnKind == LongKey) groupOf(keys.getLong(r))
+          else if (columnKind == IntKey) groupOf(keys.getInt(r) & 0xFFFFFFFFL)
+          else groupOf(keys.getUTF8String(r))
+        i = 0
+        while (i < width) {
+          val c = columns(i)
+          if (!c.isNullAt(r)) buffers(group * width + i).delete(c.getLong(r))
+          i += 1
+        }
+        r += 1
+      }
+      cursor.rowId = r
+      input.rows += r - start
     }
   }
 
@@ -310,10 +360,13 @@ private final class DvChunk(
       nullGroup
     } else if (columnKind == LongKey) groupOf(row.getLong(column))
     else if (columnKind == IntKey) groupOf(row.getInt(column) & 0xFFFFFFFFL) // as UnsafeRowWriter writes it: the word zeroed, then the int
-    else {
-      val n = stringKeyWords(row) // (may grow scratch: first)
-      groupOf(scratch, Platform.LONG_ARRAY_OFFSET, 8 * n)
-    }
+    else groupOf(row.getUTF8String(column))
+
+  /** The group of a STRING key column's (non-null) value. */
+  private def groupOf(string: UTF8String): Int = {
+    val n = stringKeyWords(string) // (may grow scratch: first)
+    groupOf(scratch, Platform.LONG_ARRAY_OFFSET, 8 * n)
+  }
 
   /** The group of a BIGINT, INT or DATE key column's (non-null) value: the value's own hash, and
     * one compare of each group met, where the key's UnsafeRow words took a hash of two words and
@@ -337,9 +390,8 @@ private final class DvChunk(
     g
   }
 
-  /** Writes the words of the row's (non-null) STRING key column's UnsafeRow to `scratch`: how many. */
-  private def stringKeyWords(row: InternalRow): Int = {
-    val string = row.getUTF8String(column)
+  /** Writes the words of a STRING key's UnsafeRow to `scratch`: how many. */
+  private def stringKeyWords(string: UTF8String): Int = {
     val n = string.numBytes
     val count = 2 + (n + 7) / 8
     if (count > scratch.length) scratch = new Array[Long](math.max(count, 2 * scratch.length))
