@@ -68,7 +68,7 @@ from indexbridge.paimon.fileindex.values import (
     factorize_column,
 )
 from indexbridge.paimon.javaorder import compute_if_absent_order_of_new_keys
-from indexbridge.roaring import bitmap_from_mask, bitmap_of, read_roaring32, serialize32
+from indexbridge.roaring import bitmap_from_mask, bitmap_of, read_roaring32_at, serialize32
 
 VERSION_1 = 1
 VERSION_2 = 2
@@ -374,17 +374,25 @@ class BitmapIndex(IndexReader):
             reader, count = self._block_reader(i)
             head = self._block_heads[i] = (reader.pos, count)
         start, count = head
-        boolean = self.data_type.root == "BOOLEAN"
-        entry = _fixed_entry(self.data_type)
-        unpack, size, data = entry.unpack_from, entry.size, self._reader.data
-        # integral keys sort as themselves; floats and booleans need sortable_key / normalising
-        plain = self.data_type.root not in ("FLOAT", "DOUBLE", "BOOLEAN")
-        target = key if plain else sortable_key(self.data_type, key)
+        unpack, size, plain, boolean = self._fixed_layout
+        data = self._reader.data
         lo, hi = 0, count - 1
+        if plain:  # integral keys sort as themselves
+            while lo <= hi:
+                mid = (lo + hi) // 2
+                found, offset, length = unpack(data, start + mid * size)
+                if found == key:
+                    return offset, length
+                if found < key:
+                    lo = mid + 1
+                else:
+                    hi = mid - 1
+            return None
+        target = sortable_key(self.data_type, key)  # floats and booleans: by sortable_key
         while lo <= hi:
             mid = (lo + hi) // 2
             k, offset, length = unpack(data, start + mid * size)
-            found = k if plain else sortable_key(self.data_type, int(k != 0) if boolean else k)
+            found = sortable_key(self.data_type, int(k != 0) if boolean else k)
             if found == target:
                 return offset, length
             if found < target:
@@ -392,6 +400,14 @@ class BitmapIndex(IndexReader):
             else:
                 hi = mid - 1
         return None
+
+    @functools.cached_property
+    def _fixed_layout(self) -> tuple[Callable, int, bool, bool]:
+        """How :meth:`_find_fixed` reads a v2 entry: the entry's unpack and size, whether keys
+        compare as they are (not FLOAT, DOUBLE, BOOLEAN), whether they are BOOLEAN (per reader:
+        finding the entry's struct by type took a sixth of a lookup)."""
+        entry, root = _fixed_entry(self.data_type), self.data_type.root
+        return entry.unpack_from, entry.size, root not in ("FLOAT", "DOUBLE", "BOOLEAN"), root == "BOOLEAN"
 
     def _entry(self, key: object) -> tuple[int, int] | None:
         if self.version == VERSION_1:
@@ -443,13 +459,13 @@ class BitmapIndex(IndexReader):
         if not 0 <= start <= reader.end:  # offset can be huge in a damaged file
             raise reader.error(f"{what} at body offset {offset} within the data", self._body_start)
         if length < 0:
-            return read_roaring32(ByteReader(reader.data, reader.source, start, reader.end), FrozenBitMap)
-        if start + length > reader.end:
+            return read_roaring32_at(reader.data, start, reader.end, reader.source, FrozenBitMap)[0]
+        end = start + length
+        if end > reader.end:
             raise reader.error(f"{length} bytes of {what}, found {reader.end - start}", start)
-        sub = ByteReader(reader.data, reader.source, start, start + length)
-        bitmap = read_roaring32(sub, FrozenBitMap)
-        if sub.remaining:
-            raise sub.error(f"the end of {what} ({length} bytes)")
+        bitmap, stop = read_roaring32_at(reader.data, start, end, reader.source, FrozenBitMap)
+        if stop != end:
+            raise reader.error(f"the end of {what} ({length} bytes)", stop)
         return bitmap
 
     # -- queries ----------------------------------------------------------------------------
