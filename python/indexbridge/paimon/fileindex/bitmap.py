@@ -376,23 +376,13 @@ class BitmapIndex(IndexReader):
         start, count = head
         unpack, size, plain, boolean = self._fixed_layout
         data = self._reader.data
+        # integral keys sort as themselves; floats and booleans need sortable_key / normalising
+        target = key if plain else sortable_key(self.data_type, key)
         lo, hi = 0, count - 1
-        if plain:  # integral keys sort as themselves
-            while lo <= hi:
-                mid = (lo + hi) // 2
-                found, offset, length = unpack(data, start + mid * size)
-                if found == key:
-                    return offset, length
-                if found < key:
-                    lo = mid + 1
-                else:
-                    hi = mid - 1
-            return None
-        target = sortable_key(self.data_type, key)  # floats and booleans: by sortable_key
         while lo <= hi:
             mid = (lo + hi) // 2
             k, offset, length = unpack(data, start + mid * size)
-            found = sortable_key(self.data_type, int(k != 0) if boolean else k)
+            found = k if plain else sortable_key(self.data_type, int(k != 0) if boolean else k)
             if found == target:
                 return offset, length
             if found < target:
