@@ -281,16 +281,16 @@ final class DeletionVector private (
     * Why not `addN` alone: it adds value by value, and into an array container (a 64K range of
     * up to 4096 values) each value below the container's last is a binary search and a shift of
     * the values above it: `ib_dv_agg` over positions in no order spent most of its time there.
-    * When the bitmap has array containers and no run containers, a batch that is not past its
-    * last value is sorted and OR'ed in as a bitmap of its own (built by appending): one merge per
-    * container. Its containers are then the ones `add` of each value leaves (an array up to 4096
-    * values, a bitmap above), so the bytes are the same. Otherwise `addN`: into bitmap
-    * containers it is cheapest, and run containers stay the ones Paimon's `add` leaves. */
+    * When the bitmap has array containers and no run containers, a batch not in ascending order
+    * is sorted and OR'ed in as a bitmap of its own (built by appending): one merge per container
+    * (and a walk over the bitmap's containers, as the OR makes). Its containers are then the ones
+    * `add` of each value leaves (an array up to 4096 values, a bitmap above), so the bytes are the
+    * same. Otherwise `addN`: an ascending batch mostly appends, into bitmap containers it is
+    * cheapest, and run containers stay the ones Paimon's `add` leaves. */
   private def addLows(bm: RoaringBitmap, lows: Array[Int], n: Int, ascending: Boolean): Unit =
-    // (mergesArrays first: `last` of a bitmap container scans its words down from the top)
-    if (n <= 1 || !mergesArrays(bm) || ascending && (bm.isEmpty || Integer.compareUnsigned(lows(0), bm.last) > 0)) bm.addN(lows, 0, n)
+    if (n <= 1 || ascending || !mergesArrays(bm)) bm.addN(lows, 0, n)
     else {
-      if (!ascending) sortUnsigned(lows, n)
+      sortUnsigned(lows, n)
       val batch = new RoaringBitmap
       batch.addN(lows, 0, n)
       bm.or(batch)
