@@ -18,24 +18,10 @@ import depth
 import pytest
 from zap_generated import NAMES, VOCABULARY, brute_force, check_columns, corpus, hits_or_error
 
-from indexbridge.zap import postings as zap_postings
 from indexbridge.zap.merge import DROPPED, merge_segments
 from indexbridge.errors import IndexFormatError
 from indexbridge.zap.postings import PostingsList, is_one_hit
 from indexbridge.zap.segment import Segment, build_segment, field_order
-
-
-@pytest.fixture(params=["whole term", "chunk by chunk", "whole term, numpy", "chunk by chunk, numpy"])
-def bulk_split(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The bulk postings decoder's ways of splitting a term into uvarints: at once (every term
-    of these small segments) or chunk by chunk (a term of over ``_WHOLE_TERM_BYTES``, forced
-    here for every term); by the regex (every span of these small segments) or by numpy (a span
-    of ``_SPLIT_IN_NUMPY_BYTES`` or more, forced here for every span)."""
-    if request.param.startswith("chunk by chunk"):
-        monkeypatch.setattr(zap_postings, "_WHOLE_TERM_BYTES", 0)
-    if request.param.endswith("numpy"):
-        monkeypatch.setattr(zap_postings, "_SPLIT_IN_NUMPY_BYTES", 1)
-    return request.param
 
 
 def read_back(segment: Segment, rng: random.Random) -> dict:
@@ -66,12 +52,8 @@ def read_back(segment: Segment, rng: random.Random) -> dict:
 
 
 @pytest.mark.parametrize("seed", depth.seeds(40, 20))
-def test_build_reads_back_as_the_brute_force_index(seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_build_reads_back_as_the_brute_force_index(seed: int, tmp_path: Path) -> None:
     rng = random.Random(seed)
-    if seed % 2:  # the bulk decoder splits every term chunk by chunk, as it does a long term's
-        monkeypatch.setattr(zap_postings, "_WHOLE_TERM_BYTES", 0)
-    if seed % 4 >= 2:  # and into uvarints by numpy, as it does a long span
-        monkeypatch.setattr(zap_postings, "_SPLIT_IN_NUMPY_BYTES", 1)
     docs = corpus(rng, 0, rng.randrange(0, 60))
     chunk_factor = rng.choice([1, 2, 3, 7, 1024])
     path = tmp_path / "seg.zap"
@@ -81,42 +63,12 @@ def test_build_reads_back_as_the_brute_force_index(seed: int, tmp_path: Path, mo
         assert read_back(segment, rng) == brute_force(docs)
 
 
-@pytest.mark.parametrize("seed", depth.seeds(20, 5))
-def test_the_numpy_and_regex_uvarint_splits_agree(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The bulk decoder's two splits of a span into uvarints give the same values and starts, or
-    both raise ValueError (a uvarint over 64 bits), on spans of minimal and over-long uvarints
-    (ten bytes with a last byte over 1, eleven or more bytes) that may end inside one."""
-    from indexbridge.bytes import uvarint_bytes
-
-    rng = random.Random(seed)
-    for _ in range(100):
-        parts = []
-        for _ in range(rng.randrange(0, 40)):
-            kind = rng.random()
-            if kind < 0.8:
-                parts.append(uvarint_bytes(rng.getrandbits(rng.choice([7, 14, 21, 35, 64]))))
-            elif kind < 0.9:  # ten bytes: bit 63 at most when the last is 0 or 1
-                parts.append(b"\xff" * 9 + bytes([rng.choice([0, 1, 2, 0x7F])]))
-            else:
-                parts.append(b"\x80" * rng.randrange(10, 13) + b"\x01")
-        body = b"".join(parts) + b"\x80" * rng.randrange(0, 3)  # may end inside a uvarint
-        data = memoryview(bytes(rng.randrange(256) for _ in range(3)) + body + b"\x05")
-        start, end = 3, 3 + len(body)
-        splits = []
-        for least_bytes in (1 << 30, 1):  # the regex, then numpy
-            monkeypatch.setattr(zap_postings, "_SPLIT_IN_NUMPY_BYTES", least_bytes)
-            try:
-                splits.append(zap_postings._split_uvarints(data, start, end))
-            except ValueError:
-                splits.append("ValueError")
-        assert splits[0] == splits[1], bytes(body).hex()
-
-
 @pytest.mark.parametrize("seed", depth.seeds(12, 4))
-def test_the_bulk_decoder_reads_every_list_zap_writes(seed: int, bulk_split: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """On the layout zap writes, iterating a postings list never needs the checked decoder, however
-    the terms are split: a bulk decoder that misread every list would fall back to it and still
-    answer right, only slower, so the answers alone would not show it."""
+def test_the_bulk_decoder_reads_every_list_zap_writes(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the layout zap writes, iterating a postings list never needs the checked decoder, and a
+    record of one doc is read with its hit: a bulk decoder that misread every list would fall back
+    to the lazy or the checked decoder and still answer right, only slower, so the answers alone
+    would not show it."""
     rng = random.Random(seed)
     docs = corpus(rng, 0, rng.randrange(1, 60))
     segment = Segment(build_segment(docs, rng.choice([1, 2, 3, 7, 1024])))
@@ -126,6 +78,11 @@ def test_the_bulk_decoder_reads_every_list_zap_writes(seed: int, bulk_split: str
 
     monkeypatch.setattr(PostingsList, "_decode", checked_decoder)
     assert read_back(segment, rng)["postings"] == brute_force(docs)["postings"]
+    for info in segment.fields:
+        for _, value in segment.dictionary(info.id).items():
+            pl = segment.postings_at(value)
+            if not is_one_hit(value) and len(pl) == 1:
+                assert pl._postings_read == list(pl), pl.record_info
 
 
 @pytest.mark.parametrize("seed", depth.seeds(30, 15))
@@ -173,8 +130,9 @@ COLUMNS_EVERY = 4  # the columnar read of a sample of the targeted damages (each
 
 
 @pytest.mark.parametrize("seed", depth.seeds(20, 5))
-def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_damaged_bytes(seed: int, bulk_split: str) -> None:
-    """Iterating a postings list decodes it in bulk (regex-split uvarints); on any byte damage it
+def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_damaged_bytes(seed: int) -> None:
+    """Iterating a postings list decodes it in bulk (and a one-doc record's hit with the record);
+    on any byte damage it
     must give exactly the checked, field-by-field decoder's hits or its error. So must the
     columnar read of all the field's lists at once (numpy), or raise when any of them does."""
     rng = random.Random(seed)
@@ -270,7 +228,7 @@ def _size_fields(segment: Segment, value: int, dict_offset: int) -> tuple[list, 
 
 
 @pytest.mark.parametrize("seed", depth.seeds(8, 2))
-def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_changed_sizes(seed: int, bulk_split: str) -> None:
+def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_changed_sizes(seed: int) -> None:
     """Targeted damage to the sizes the bulk decoder trusts: every hit's location byte length
     (uvarint numBytes) set to nearby values (the body then ends inside a uvarint, between a
     location's values, in the next hit's bytes or past its chunk's end) or cut after whole
@@ -314,11 +272,10 @@ def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_changed_sizes(s
         check_columns(damaged_segment, values[max(0, at - 2) : at + 3], dict_offset)  # the damaged list among its neighbours
 
 
-def test_a_long_term_is_decoded_one_chunk_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The first hit of the longest postings list of a generated corpus, under tracemalloc: split
-    chunk by chunk, the decoder holds one chunk's values and a slice of the docNums, a small
-    fraction of what splitting the whole term holds; both give the checked decoder's hits. (Both
-    bounds shrunk to fit a small corpus: chunk factor 16, 64 docNums at a time.)"""
+def test_a_long_term_is_decoded_one_chunk_at_a_time() -> None:
+    """The first hit of the longest postings list of a generated corpus (chunk factor 16), under
+    tracemalloc: the decoder holds one chunk's hits, a small fraction of what decoding the whole
+    term holds; its hits are the checked decoder's."""
     import tracemalloc
 
     from indexbridge.zap.corpus import generate
@@ -331,19 +288,16 @@ def test_a_long_term_is_decoded_one_chunk_at_a_time(monkeypatch: pytest.MonkeyPa
     checked = [h.posting for h in segment.dictionary(longest[0].id).postings(longest[1])._decode()]
     assert len(checked) > 20 * 16
 
-    def first_hit_peak() -> int:
+    def peak(consume) -> int:
         hits = iter(segment.dictionary(longest[0].id).postings(longest[1]))
         tracemalloc.start()
         try:
-            first = next(hits)
+            consumed = consume(hits)
             return tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
-            assert [first, *hits] == checked
+            assert [*consumed, *hits] == checked
 
-    monkeypatch.setattr(zap_postings, "_DOCS_AT_ONCE", 64)
-    monkeypatch.setattr(zap_postings, "_WHOLE_TERM_BYTES", 1 << 30)
-    whole = first_hit_peak()
-    monkeypatch.setattr(zap_postings, "_WHOLE_TERM_BYTES", 0)
-    chunked = first_hit_peak()
-    assert chunked * 8 < whole, (chunked, whole)
+    first = peak(lambda hits: [next(hits)])
+    whole = peak(list)
+    assert first * 8 < whole, (first, whole)

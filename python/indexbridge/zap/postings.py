@@ -44,7 +44,7 @@ import re
 import struct
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
-from itertools import accumulate, chain, islice
+from itertools import chain, islice
 from dataclasses import dataclass, fields
 from typing import NamedTuple
 
@@ -244,79 +244,177 @@ def _write_one_doc_postings(out: bytearray, doc: int, freq_entry: bytes, chunk_f
     return record_offset
 
 
-_ONE_DOC_ROARING_ENTRY = small_uvarint(len(serialize_go((0,))))  # a one-value bitmap's byte length, as a uvarint
+_ONE_DOC_ROARING_BYTES = len(serialize_go((0,)))  # a one-value bitmap's byte length
+_ONE_DOC_ROARING_ENTRY = small_uvarint(_ONE_DOC_ROARING_BYTES)
 
 
-# Bulk uvarint decoding for PostingsList's fast path: a regular expression splits bytes into
-# uvarints (at C speed), a table maps each uvarint's bytes to its value. Anything irregular
-# raises ValueError (or a lookup error) and the checked decoder reads the list instead.
-_UVARINT = re.compile(rb"[\x80-\xff]*[\x00-\x7f]", re.DOTALL)
-_UVARINT_TABLE_SIZE = 1 << 16
+# PostingsList's bulk decoder reads the blocks as zap writes them with the functions below, which
+# postings.pxd types as C when setup.py compiles this module (a uvarint is then a few machine
+# instructions, and Python objects are made only for the values a Posting holds); plain Python
+# reads the same bytes the same way, slower. Anything irregular raises one of _IRREGULAR, and
+# the checked decoder reads the list instead and names the fault.
 _IRREGULAR = (ValueError, IndexError, AttributeError)
+# Builds a NamedTuple from its fields without the Python-level __new__ namedtuple generates
+# (a third of the time of a Location made per occurrence).
+_new = tuple.__new__
 
 
-class _UvarintValues(dict):
-    """uvarint bytes -> value, filled as met (up to ``_UVARINT_TABLE_SIZE`` kept)."""
-
-    def __missing__(self, raw: bytes) -> int:
-        if len(raw) > MAX_UVARINT_BYTES or (len(raw) == MAX_UVARINT_BYTES and raw[-1] > 1):
-            raise ValueError("a uvarint over 64 bits")
-        value = 0
-        for i, byte in enumerate(raw):
-            value |= (byte & 0x7F) << (7 * i)
-        if len(self) < _UVARINT_TABLE_SIZE:
-            self[raw] = value
-        return value
+def _uvarint_end(buf: memoryview, at: int, end: int) -> int:
+    """Where the uvarint at ``buf[at]`` ends. ValueError when it does not end before ``end`` or
+    within 9 bytes (values below 2^63, C integers when compiled: the checked decoder reads a
+    longer one)."""
+    stop = min(end, at + 9)
+    while at < stop:
+        if buf[at] < 0x80:
+            return at + 1
+        at += 1
+    raise ValueError("a uvarint of at most 9 bytes")
 
 
-_uvarint_value = _UvarintValues().__getitem__
-# A term whose blocks and record span at most this many bytes is split into uvarints at once;
-# a longer one chunk by chunk (PostingsList._postings): iterating a million hits with locations,
-# split at once, made lists of tens of millions of objects before the first hit
-_WHOLE_TERM_BYTES = 1 << 16
-_DOCS_AT_ONCE = 4096  # a longer term's docNums, as Python ints, at a time
-# From this many bytes on, a span is split into uvarints by numpy (_uvarint_stream) rather than
-# the regex and the table: `bench zap`'s per-hit iteration 1.46 -> 1.34 s at 1024 (its terms of 64
-# hits or more 0.36 -> 0.24 s); at 64 bytes the arrays' set-up made it slower than the regex
-_SPLIT_IN_NUMPY_BYTES = 1024
+def _uvarint_in(buf: memoryview, at: int, stop: int) -> int:
+    """The value of the uvarint ``buf[at:stop]`` (``stop`` from :func:`_uvarint_end`)."""
+    value = shift = 0
+    while at < stop:
+        low7 = buf[at] & 0x7F
+        value |= low7 << shift
+        shift += 7
+        at += 1
+    return value
 
 
-def _split_uvarints(data: memoryview, start: int, end: int) -> tuple[list[int], list[int]]:
-    """The values of the uvarints in ``data[start:end]`` and where each starts (one more entry:
-    where the last one ends; short of ``end`` when the bytes end inside a uvarint). Raises
-    ValueError for a uvarint over 64 bits."""
-    if end - start >= _SPLIT_IN_NUMPY_BYTES:
-        values, at, too_long = _uvarint_stream(np.frombuffer(data, np.uint8, end - start, start))
-        if too_long.any():
-            raise ValueError("a uvarint over 64 bits")
-        at += start
-        return values.tolist(), at.tolist()
-    parts = _UVARINT.findall(data, start, end)
-    return list(map(_uvarint_value, parts)), list(accumulate(map(len, parts), initial=start))
-
-
-def _chunk_ends(data: memoryview, offset: int, end: int) -> tuple[list[int], int]:
-    """A chunked block's C chunk end offsets, read from its head at ``offset`` (within ``end``),
-    and where its data starts."""
-    head = _UVARINT.finditer(data, offset, end)
-    first = next(head, None)
-    if first is None:
+def _chunk_ends(buf: memoryview, at: int, end: int) -> tuple[list[int], int]:
+    """A chunked block's C chunk end offsets, read from its head at ``at`` (within ``end``), and
+    where its data starts."""
+    stop = _uvarint_end(buf, at, end)
+    count = _uvarint_in(buf, at, stop)
+    if count > end - stop:
         raise ValueError("a chunk count")
-    count = _uvarint_value(first.group())
-    ends, stop = [], first.end()
-    for match in islice(head, count):
-        ends.append(_uvarint_value(match.group()))
-        stop = match.end()
-    if len(ends) != count:
-        raise ValueError("chunk end offsets")
+    ends = []
+    for _ in range(count):
+        at, stop = stop, _uvarint_end(buf, stop, end)
+        ends.append(_uvarint_in(buf, at, stop))
     return ends, stop
+
+
+def _locations(buf: memoryview, at: int, end: int) -> tuple[Location, ...]:
+    """The locations filling ``buf[at:end]`` exactly: fieldId, pos, start, end, n, and n array
+    positions each."""
+    found = []
+    while at < end:
+        values = []
+        for _ in range(5):
+            stop = _uvarint_end(buf, at, end)
+            values.append(_uvarint_in(buf, at, stop))
+            at = stop
+        count = values[4]
+        array_positions = []
+        for _ in range(count):
+            stop = _uvarint_end(buf, at, end)
+            array_positions.append(_uvarint_in(buf, at, stop))
+            at = stop
+        values[4] = tuple(array_positions)
+        found.append(_new(Location, values))
+    return tuple(found)
+
+
+def _chunk_hits(buf: memoryview, docs: memoryview, lo: int, cf: int, fat: int, fend: int, lat: int, lend: int, out: list[Posting]) -> int:
+    """Appends to ``out`` the hits ``docs[lo:hi]``, the docs of ``docs[lo]``'s chunk, whose
+    freq/norm entries must fill ``buf[fat:fend]`` and location entries ``buf[lat:lend]``
+    exactly; returns ``hi``."""
+    chunk = docs[lo] // cf
+    hi, n = lo, len(docs)
+    while hi < n and docs[hi] // cf == chunk:
+        stop = _uvarint_end(buf, fat, fend)
+        code = _uvarint_in(buf, fat, stop)
+        fat = _uvarint_end(buf, stop, fend)
+        bits = _uvarint_in(buf, stop, fat)
+        if bits > 0xFFFFFFFF:
+            raise ValueError("norm bits")
+        locations = None
+        if code & 1:  # uvarint numBytes, then the locations
+            stop = _uvarint_end(buf, lat, lend)
+            size = _uvarint_in(buf, lat, stop)
+            if size > lend - stop:
+                raise ValueError("a location byte length")
+            lat = stop + size
+            locations = _locations(buf, stop, lat)
+        out.append(_new(Posting, (docs[hi], code >> 1, bits, locations)))
+        hi += 1
+    if fat != fend or lat != lend:
+        raise ValueError("chunk end offsets")
+    return hi
+
+
+def _u32_le(buf: memoryview, at: int) -> int:
+    """The little-endian uint32 at ``buf[at]`` (byte by byte into a 64-bit C integer when compiled)."""
+    value = buf[at + 3]
+    for i in (2, 1, 0):
+        value = value << 8 | buf[at + i]
+    return value
+
+
+def _one_chunk_data(buf: memoryview, at: int, end: int, chunk: int) -> int:
+    """Where the data of the chunked block at ``at`` starts, when all of it, to ``end``, is in
+    ``chunk``: C, then C chunk end offsets, 0 before ``chunk`` and the data's size from it on.
+    ValueError otherwise."""
+    stop = _uvarint_end(buf, at, end)
+    count = _uvarint_in(buf, at, stop)
+    if not chunk < count <= end - stop:
+        raise ValueError("a chunk count")
+    size = -1
+    for c in range(count):
+        at, stop = stop, _uvarint_end(buf, stop, end)
+        chunk_end = _uvarint_in(buf, at, stop)
+        if c < chunk and chunk_end:
+            raise ValueError("an empty chunk")
+        if c == chunk:
+            size = chunk_end
+        elif c > chunk and chunk_end != size:
+            raise ValueError("an empty chunk")
+    if size != end - stop:
+        raise ValueError("chunk end offsets")
+    return stop
+
+
+def _read_one_doc(data: memoryview, source: str, offset: int, file_end: int, cf: int, num_docs: int) -> PostingsList | None:
+    """The postings record at ``offset`` with its one hit decoded, when it lists one docNum (below
+    ``num_docs``) in a roaring bitmap of one array container, and its blocks are as the bulk
+    decoder takes them; else None, and :meth:`PostingsList.read` reads the record. Most terms of
+    a segment list one doc (90% of ``bench zap``'s): reading the record and its hit at once takes
+    a fraction of the steps of a lazy list's."""
+    buf = data
+    try:
+        stop = _uvarint_end(buf, offset, file_end)
+        freq_offset = _uvarint_in(buf, offset, stop)
+        at, stop = stop, _uvarint_end(buf, stop, file_end)
+        loc_offset = _uvarint_in(buf, at, stop)
+        at, roaring_at = stop, _uvarint_end(buf, stop, file_end)
+    except ValueError:
+        return None
+    # the bitmap: cookie 12346 (no runs), 1 container, key, cardinality-1 = 0, offset 16, the value's low 16 bits
+    if (_uvarint_in(buf, at, roaring_at) != _ONE_DOC_ROARING_BYTES or roaring_at + _ONE_DOC_ROARING_BYTES > file_end
+            or _u32_le(buf, roaring_at) != SERIAL_COOKIE_NO_RUNCONTAINER or _u32_le(buf, roaring_at + 4) != 1
+            or buf[roaring_at + 10] or buf[roaring_at + 11] or _u32_le(buf, roaring_at + 12) != 16
+            or not freq_offset < loc_offset < offset):
+        return None
+    key = buf[roaring_at + 9] << 8 | buf[roaring_at + 8]
+    doc = key << 16 | buf[roaring_at + 17] << 8 | buf[roaring_at + 16]
+    if doc >= num_docs:
+        return None
+    docs = np.array((doc,), dtype=np.uint32)
+    hits: list[Posting] = []
+    try:
+        freq_data = _one_chunk_data(buf, freq_offset, loc_offset, doc // cf)
+        loc_data = _one_chunk_data(buf, loc_offset, offset, doc // cf)
+        _chunk_hits(buf, docs, 0, cf, freq_data, loc_offset, loc_data, offset, hits)
+    except _IRREGULAR:
+        return None
+    return PostingsList(docs, None, (data, source, freq_offset, loc_offset, file_end, cf, roaring_at, _ONE_DOC_ROARING_BYTES, offset), hits)
 
 
 # A postings record's head when every uvarint has at most 4 bytes (offsets and lengths below 2^28)
 _RECORD_HEAD = re.compile(rb"([\x80-\xff]{0,3}[\x00-\x7f])" * 3, re.DOTALL)
 _U16_LE = struct.Struct("<H")
-# A freq/norm entry of freq|hasLocs and norm bits, each of at most 5 bytes (values below 2^35)
-_FREQ_NORM_ENTRY = re.compile(rb"([\x80-\xff]{0,4}[\x00-\x7f])" * 2, re.DOTALL)
 
 
 def _uvarint28(raw: bytes) -> int:
@@ -324,11 +422,6 @@ def _uvarint28(raw: bytes) -> int:
     continuation bits (bits 7, 15 and 23)."""
     v = int.from_bytes(raw, "little")
     return v & 0x7F | v >> 1 & 0x3F80 | v >> 2 & 0x1FC000 | v >> 3 & 0xFE00000
-
-
-# Builds a NamedTuple from its fields without the Python-level __new__ namedtuple generates
-# (a third of the time of a Location made per occurrence).
-_new = tuple.__new__
 
 
 class _ChunkedReader:
@@ -368,10 +461,11 @@ class RawHit(NamedTuple):
 class PostingsList:
     """The hits of one term: from a postings record (general) or from a 1-hit FST value."""
 
-    def __init__(self, docs: np.ndarray, hits: list[RawHit] | None = None, record: tuple | None = None) -> None:
+    def __init__(self, docs: np.ndarray, hits: list[RawHit] | None = None, record: tuple | None = None, postings: list[Posting] | None = None) -> None:
         self.docs = docs
         self._hits = hits
         self._record = record
+        self._postings_read = postings  # the hits, decoded with the record (_read_one_doc)
 
     @classmethod
     def empty(cls) -> PostingsList:
@@ -386,10 +480,13 @@ class PostingsList:
     def read(cls, data: memoryview, source: str, offset: int, file_end: int, chunk_factor: int, num_docs: int) -> PostingsList:
         """The postings record at ``offset`` (hits are decoded on first use); docNums must be < ``num_docs``.
 
-        Most records are small: three uvarints of up to 4 bytes and a roaring bitmap of one
-        array container. Those are read here in a few steps (every field that
-        :meth:`_read_checked` checks, checked); any other record is read by that method, which
-        names what is wrong."""
+        Most records list one doc: :func:`_read_one_doc` reads those with their hit. Most others
+        are small: three uvarints of up to 4 bytes and a roaring bitmap of one array container.
+        Those are read here in a few steps (every field that :meth:`_read_checked` checks,
+        checked); any other record is read by that method, which names what is wrong."""
+        one = _read_one_doc(data, source, offset, file_end, chunk_factor, num_docs)
+        if one is not None:
+            return one
         head = _RECORD_HEAD.match(data, offset, file_end)
         if head is not None:
             freq_offset, loc_offset, roaring_len = map(_uvarint28, head.groups())
@@ -448,41 +545,15 @@ class PostingsList:
 
     def __iter__(self) -> Iterator[Posting]:
         """The hits in docNum order."""
+        if self._postings_read is not None:
+            return iter(self._postings_read)
         if self._hits is None:
-            if len(self.docs) == 1:
-                hit = self._one_hit_without_locations()
-                if hit is not None:
-                    return iter((hit,))
             return self._bulk_or_checked()
         return (h.posting for h in self._hits)
 
-    def _one_hit_without_locations(self) -> Posting | None:
-        """The hit of a one-doc record whose blocks are exactly as zap writes a hit without
-        locations (most terms of a segment zap built: 81% of ``bench zap``'s), else None and the
-        bulk decoder reads it. Both blocks have C < 128 chunks; the freq/norm block's end offsets
-        are 0 before the hit's chunk and the entry's size from it on, the location block's all 0.
-        Those heads are compared as bytes with the writer's, the entry must be two uvarints
-        (freq|hasLocs with hasLocs clear, then float32 norm bits) filling its size: what the bulk
-        decoder accepts of such a record, read without splitting it."""
-        data, _, freq_offset, loc_offset, _, cf, _, _, record_offset = self._record
-        chunks = data[freq_offset]
-        doc = int(self.docs[0])
-        chunk = doc // cf
-        entry_at = freq_offset + 1 + chunks
-        if (chunks < 0x80 and chunk < chunks and 0 < loc_offset - entry_at < 0x80 and record_offset - loc_offset == 1 + chunks
-                and data[freq_offset:entry_at] == _one_chunk_head(chunks, chunk, loc_offset - entry_at)
-                and data[loc_offset:record_offset] == _one_chunk_head(chunks, chunk, 0)):
-            entry = _FREQ_NORM_ENTRY.fullmatch(data, entry_at, loc_offset)
-            if entry is not None:
-                code, bits = map(_uvarint_value, entry.groups())
-                if not code & 1 and bits <= 0xFFFFFFFF:
-                    return _new(Posting, (doc, code >> 1, bits, None))
-        return None
-
     def _bulk_or_checked(self) -> Iterator[Posting]:
-        """The bulk decoder's hits, as they are consumed (a list of a million hits is not made
-        for the first ten); where it meets bytes it does not take, the checked decoder goes on
-        from the same hit and says what is wrong."""
+        """The bulk decoder's hits, as they are consumed; where it meets bytes it does not take,
+        the checked decoder goes on from the same hit and says what is wrong."""
         n = 0
         try:
             for n, posting in enumerate(self._postings(), 1):
@@ -491,71 +562,32 @@ class PostingsList:
             yield from (h.posting for h in islice(self._decode(), n, None))
 
     def _postings(self) -> Iterator[Posting]:
-        """The hits decoded in bulk. In the layout zap writes, a term's bytes from its freq/norm
-        block to its postings record are nothing but uvarints (freq/norm block, location block),
-        so a regex split and one table look-up per uvarint read them: the whole term at once when
-        it spans at most ``_WHOLE_TERM_BYTES``, else chunk by chunk, so that a frequent term of a
-        large segment is held one chunk at a time. Every chunk's entries must fill exactly its
-        [previous end, end) span. Raises one of ``_IRREGULAR`` wherever the bytes differ from that
-        layout (the checked :meth:`_decode` then reads on, and says what is wrong), so what it
-        yields is what :meth:`_decode` yields."""
+        """The hits decoded in bulk, a chunk at a time (a frequent term of a large segment is
+        held one chunk of hits at a time). In the layout zap writes, a term's freq/norm block,
+        its location block and its record follow each other; each block's chunk end offsets
+        ascend, the entries of a chunk with hits fill exactly its [previous end, end) span, and
+        the chunks without hits are empty. Raises one of ``_IRREGULAR`` wherever the bytes differ
+        from that layout (the checked :meth:`_decode` then reads on, and says what is wrong), so
+        what it yields is what :meth:`_decode` yields."""
         data, _, freq_offset, loc_offset, _, cf, _, _, record_offset = self._record
-        if not freq_offset < loc_offset < record_offset or data[record_offset - 1] & 0x80:
+        if not freq_offset < loc_offset < record_offset:
             raise ValueError("not zap's block layout")
-        whole = record_offset - freq_offset <= _WHOLE_TERM_BYTES
-        docs = self.docs.tolist() if whole else chain.from_iterable(
-            self.docs[s : s + _DOCS_AT_ONCE].tolist() for s in range(0, len(self.docs), _DOCS_AT_ONCE)
-        )
-        if whole:  # C, C chunk end offsets, (freq|hasLocs, norm bits) per hit, then the same C, ends, entries
-            fvals, fat = lvals, lat = _split_uvarints(data, freq_offset, record_offset)
-            freq_ends = fvals[1 : fvals[0] + 1]
-            i = fvals[0] + 1
-            loc_count = i + 2 * len(self.docs)
-            if lat[loc_count] != loc_offset:
-                raise ValueError("block headers")
-            loc_ends = lvals[loc_count + 1 : loc_count + 1 + lvals[loc_count]]
-            k = loc_count + 1 + lvals[loc_count]
-            freq_data, loc_data = fat[i], lat[k]
-        else:
-            freq_ends, freq_data = _chunk_ends(data, freq_offset, loc_offset)
-            loc_ends, loc_data = _chunk_ends(data, loc_offset, record_offset)
+        freq_ends, freq_data = _chunk_ends(data, freq_offset, loc_offset)
+        loc_ends, loc_data = _chunk_ends(data, loc_offset, record_offset)
         if (freq_data + freq_ends[-1] != loc_offset or loc_data + loc_ends[-1] != record_offset
                 or freq_ends != sorted(freq_ends) or loc_ends != sorted(loc_ends)):
             raise ValueError("block headers")
-        chunk = -1
-        spans = 0  # bytes of the chunks with hits, both blocks: with ascending ends, the others are empty when they add up
-        for doc in docs:
-            if doc // cf != chunk:  # the chunk before must end here, the next one starts here
-                if chunk >= 0 and (fat[i] != freq_end or lat[k] != loc_end):
-                    raise ValueError("chunk end offsets")
-                chunk = doc // cf
-                freq_start, freq_end = freq_data + (freq_ends[chunk - 1] if chunk else 0), freq_data + freq_ends[chunk]
-                loc_start, loc_end = loc_data + (loc_ends[chunk - 1] if chunk else 0), loc_data + loc_ends[chunk]
-                spans += freq_end - freq_start + loc_end - loc_start
-                if not whole:
-                    (fvals, fat), (lvals, lat) = _split_uvarints(data, freq_start, freq_end), _split_uvarints(data, loc_start, loc_end)
-                    i = k = 0
-                if fat[i] != freq_start or lat[k] != loc_start:
-                    raise ValueError("chunk end offsets")
-            code, bits = fvals[i], fvals[i + 1]
-            i += 2
-            if bits > 0xFFFFFFFF:
-                raise ValueError("norm bits")
-            locations = None
-            if code & 1:  # uvarint numBytes, then locations: fieldId, pos, start, end, n, n array positions
-                body_end = lat[k + 1] + lvals[k]
-                k += 1
-                found = []
-                while lat[k] < body_end:
-                    n = lvals[k + 4]
-                    aps = tuple(lvals[k + 5 : k + 5 + n]) if n else ()
-                    found.append(_new(Location, (lvals[k], lvals[k + 1], lvals[k + 2], lvals[k + 3], aps)))
-                    k += 5 + n
-                if lat[k] != body_end:
-                    raise ValueError("a location byte length")
-                locations = tuple(found)
-            yield _new(Posting, (doc, code >> 1, bits, locations))
-        if chunk >= 0 and (fat[i] != freq_end or lat[k] != loc_end or spans != freq_ends[-1] + loc_ends[-1]):
+        docs = memoryview(self.docs)
+        lo = spans = 0  # spans: bytes of the chunks with hits, both blocks (with ascending ends, the others are empty when they add up)
+        while lo < len(docs):
+            chunk = docs[lo] // cf
+            freq_start, freq_end = freq_data + (freq_ends[chunk - 1] if chunk else 0), freq_data + freq_ends[chunk]
+            loc_start, loc_end = loc_data + (loc_ends[chunk - 1] if chunk else 0), loc_data + loc_ends[chunk]
+            spans += freq_end - freq_start + loc_end - loc_start
+            hits: list[Posting] = []
+            lo = _chunk_hits(data, docs, lo, cf, freq_start, freq_end, loc_start, loc_end, hits)
+            yield from hits
+        if spans != freq_ends[-1] + loc_ends[-1]:
             raise ValueError("chunk end offsets")
 
     def _decode(self) -> Iterator[RawHit]:
