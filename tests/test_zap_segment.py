@@ -83,6 +83,8 @@ def test_the_bulk_decoder_reads_every_list_zap_writes(seed: int, monkeypatch: py
             pl = segment.postings_at(value)
             if not is_one_hit(value) and len(pl) == 1:
                 assert pl._postings_read == list(pl), pl.record_info
+            for hit in pl:  # Python ints, not numpy's
+                assert {type(v) for v in (*hit[:3], *(x for loc in hit.locations or () for x in (*loc[:4], *loc.array_positions)))} == {int}
 
 
 @pytest.mark.parametrize("seed", depth.seeds(30, 15))

@@ -25,5 +25,5 @@ cdef Py_ssize_t _u32_le(const unsigned char[:] buf, Py_ssize_t at)
 @cython.locals(stop=Py_ssize_t, count=cython.longlong, size=cython.longlong, c=cython.longlong, chunk_end=cython.longlong)
 cdef Py_ssize_t _one_chunk_data(const unsigned char[:] buf, Py_ssize_t at, Py_ssize_t end, Py_ssize_t chunk) except -1
 
-@cython.locals(buf="const unsigned char[:]", stop=Py_ssize_t, at=Py_ssize_t, roaring_at=Py_ssize_t, key=Py_ssize_t, freq_offset=Py_ssize_t, loc_offset=Py_ssize_t, doc=Py_ssize_t, freq_data=Py_ssize_t, loc_data=Py_ssize_t, hits=list)
-cpdef object _read_one_doc(object data, str source, Py_ssize_t offset, Py_ssize_t file_end, Py_ssize_t cf, Py_ssize_t num_docs)
+@cython.locals(buf="const unsigned char[:]", values="unsigned int[:]", stop=Py_ssize_t, at=Py_ssize_t, roaring_at=Py_ssize_t, roaring_len=Py_ssize_t, key=Py_ssize_t, count=Py_ssize_t, i=Py_ssize_t, low=Py_ssize_t, last=Py_ssize_t, freq_offset=Py_ssize_t, loc_offset=Py_ssize_t, chunk=Py_ssize_t, hits=list)
+cpdef object _read_small(object data, str source, Py_ssize_t offset, Py_ssize_t file_end, Py_ssize_t cf, Py_ssize_t num_docs)

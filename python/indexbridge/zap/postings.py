@@ -40,7 +40,6 @@ decoders, which name the fault of a damaged file.
 
 from __future__ import annotations
 
-import re
 import struct
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
@@ -54,7 +53,6 @@ from indexbridge.bytes import MAX_UVARINT_BYTES, UVARINTS_BELOW_2_14, ByteReader
 from indexbridge.errors import IndexFormatError
 from indexbridge.roaring import (
     ARRAY_MAX_CARDINALITY,
-    ONE_ARRAY_HEADER,
     SERIAL_COOKIE_NO_RUNCONTAINER,
     read_roaring32,
     read_roaring32_values_at,
@@ -244,8 +242,7 @@ def _write_one_doc_postings(out: bytearray, doc: int, freq_entry: bytes, chunk_f
     return record_offset
 
 
-_ONE_DOC_ROARING_BYTES = len(serialize_go((0,)))  # a one-value bitmap's byte length
-_ONE_DOC_ROARING_ENTRY = small_uvarint(_ONE_DOC_ROARING_BYTES)
+_ONE_DOC_ROARING_ENTRY = small_uvarint(len(serialize_go((0,))))  # a one-value bitmap's byte length, as a uvarint
 
 
 # PostingsList's bulk decoder reads the blocks as zap writes them with the functions below, which
@@ -376,12 +373,11 @@ def _one_chunk_data(buf: memoryview, at: int, end: int, chunk: int) -> int:
     return stop
 
 
-def _read_one_doc(data: memoryview, source: str, offset: int, file_end: int, cf: int, num_docs: int) -> PostingsList | None:
-    """The postings record at ``offset`` with its one hit decoded, when it lists one docNum (below
-    ``num_docs``) in a roaring bitmap of one array container, and its blocks are as the bulk
-    decoder takes them; else None, and :meth:`PostingsList.read` reads the record. Most terms of
-    a segment list one doc (90% of ``bench zap``'s): reading the record and its hit at once takes
-    a fraction of the steps of a lazy list's."""
+def _read_small(data: memoryview, source: str, offset: int, file_end: int, cf: int, num_docs: int) -> PostingsList | None:
+    """The postings record at ``offset`` when its docNums (below ``num_docs``) are a roaring
+    bitmap of one array container without runs, as most are; a record of one doc, as most terms
+    of a segment have (90% of ``bench zap``'s), with its hit decoded when its blocks are as the bulk
+    decoder takes them. Else None, and :meth:`PostingsList._read_checked` reads the record."""
     buf = data
     try:
         stop = _uvarint_end(buf, offset, file_end)
@@ -391,37 +387,37 @@ def _read_one_doc(data: memoryview, source: str, offset: int, file_end: int, cf:
         at, roaring_at = stop, _uvarint_end(buf, stop, file_end)
     except ValueError:
         return None
-    # the bitmap: cookie 12346 (no runs), 1 container, key, cardinality-1 = 0, offset 16, the value's low 16 bits
-    if (_uvarint_in(buf, at, roaring_at) != _ONE_DOC_ROARING_BYTES or roaring_at + _ONE_DOC_ROARING_BYTES > file_end
+    # the bitmap: cookie 12346 (no runs), 1 container, key, cardinality - 1, offset 16, the values' low 16 bits
+    roaring_len = _uvarint_in(buf, at, roaring_at)
+    if (roaring_len < 18 or roaring_len > file_end - roaring_at or not freq_offset < file_end or not loc_offset < file_end
             or _u32_le(buf, roaring_at) != SERIAL_COOKIE_NO_RUNCONTAINER or _u32_le(buf, roaring_at + 4) != 1
-            or buf[roaring_at + 10] or buf[roaring_at + 11] or _u32_le(buf, roaring_at + 12) != 16
-            or not freq_offset < loc_offset < offset):
+            or _u32_le(buf, roaring_at + 12) != 16):
         return None
     key = buf[roaring_at + 9] << 8 | buf[roaring_at + 8]
-    doc = key << 16 | buf[roaring_at + 17] << 8 | buf[roaring_at + 16]
-    if doc >= num_docs:
+    count = (buf[roaring_at + 11] << 8 | buf[roaring_at + 10]) + 1
+    if count > ARRAY_MAX_CARDINALITY or roaring_len != 16 + 2 * count:
         return None
-    docs = np.array((doc,), dtype=np.uint32)
+    docs = np.empty(count, dtype=np.uint32)
+    values = docs  # (compiled, a typed view of it to fill)
+    last = -1
+    for i in range(count):
+        low = buf[roaring_at + 17 + 2 * i] << 8 | buf[roaring_at + 16 + 2 * i]
+        if low <= last:
+            return None
+        values[i] = key << 16 | low
+        last = low
+    if values[count - 1] >= num_docs:
+        return None
+    record = (data, source, freq_offset, loc_offset, file_end, cf, roaring_at, roaring_len, offset)
+    if count > 1 or not freq_offset < loc_offset < offset:
+        return PostingsList(docs, None, record)
     hits: list[Posting] = []
     try:
-        freq_data = _one_chunk_data(buf, freq_offset, loc_offset, doc // cf)
-        loc_data = _one_chunk_data(buf, loc_offset, offset, doc // cf)
-        _chunk_hits(buf, docs, 0, cf, freq_data, loc_offset, loc_data, offset, hits)
+        chunk = values[0] // cf
+        _chunk_hits(buf, memoryview(docs), 0, cf, _one_chunk_data(buf, freq_offset, loc_offset, chunk), loc_offset, _one_chunk_data(buf, loc_offset, offset, chunk), offset, hits)
     except _IRREGULAR:
-        return None
-    return PostingsList(docs, None, (data, source, freq_offset, loc_offset, file_end, cf, roaring_at, _ONE_DOC_ROARING_BYTES, offset), hits)
-
-
-# A postings record's head when every uvarint has at most 4 bytes (offsets and lengths below 2^28)
-_RECORD_HEAD = re.compile(rb"([\x80-\xff]{0,3}[\x00-\x7f])" * 3, re.DOTALL)
-_U16_LE = struct.Struct("<H")
-
-
-def _uvarint28(raw: bytes) -> int:
-    """The value of a uvarint of at most 4 bytes: its little-endian integer without the
-    continuation bits (bits 7, 15 and 23)."""
-    v = int.from_bytes(raw, "little")
-    return v & 0x7F | v >> 1 & 0x3F80 | v >> 2 & 0x1FC000 | v >> 3 & 0xFE00000
+        return PostingsList(docs, None, record)  # its hit is decoded on first use, and any fault named then
+    return PostingsList(docs, None, record, hits)
 
 
 class _ChunkedReader:
@@ -465,7 +461,7 @@ class PostingsList:
         self.docs = docs
         self._hits = hits
         self._record = record
-        self._postings_read = postings  # the hits, decoded with the record (_read_one_doc)
+        self._postings_read = postings  # the hits, decoded with the record (_read_small)
 
     @classmethod
     def empty(cls) -> PostingsList:
@@ -480,27 +476,13 @@ class PostingsList:
     def read(cls, data: memoryview, source: str, offset: int, file_end: int, chunk_factor: int, num_docs: int) -> PostingsList:
         """The postings record at ``offset`` (hits are decoded on first use); docNums must be < ``num_docs``.
 
-        Most records list one doc: :func:`_read_one_doc` reads those with their hit. Most others
-        are small: three uvarints of up to 4 bytes and a roaring bitmap of one array container.
-        Those are read here in a few steps (every field that :meth:`_read_checked` checks,
-        checked); any other record is read by that method, which names what is wrong."""
-        one = _read_one_doc(data, source, offset, file_end, chunk_factor, num_docs)
-        if one is not None:
-            return one
-        head = _RECORD_HEAD.match(data, offset, file_end)
-        if head is not None:
-            freq_offset, loc_offset, roaring_len = map(_uvarint28, head.groups())
-            roaring_at = head.end()
-            if 18 <= roaring_len <= file_end - roaring_at and freq_offset < file_end and loc_offset < file_end:
-                cookie, n, key, last, first = ONE_ARRAY_HEADER.unpack_from(data, roaring_at)
-                if cookie == SERIAL_COOKIE_NO_RUNCONTAINER and n == 1 and first == 16 and roaring_len == 18 + 2 * last:
-                    if last == 0:
-                        docs = np.array((key << 16 | _U16_LE.unpack_from(data, roaring_at + 16)[0],), dtype=np.uint32)
-                    else:
-                        lows = np.frombuffer(data, "<u2", last + 1, roaring_at + 16)
-                        docs = lows.astype(np.uint32) | np.uint32(key << 16) if last < ARRAY_MAX_CARDINALITY and (lows[1:] > lows[:-1]).all() else None
-                    if docs is not None and docs[-1] < num_docs:
-                        return cls(docs, None, (data, source, freq_offset, loc_offset, file_end, chunk_factor, roaring_at, roaring_len, offset))
+        Most records are small, their docNums one array container: :func:`_read_small` reads
+        those (every field that :meth:`_read_checked` checks, checked), and the hit of a record
+        of one doc with it. Any other record is read by :meth:`_read_checked`, which names what
+        is wrong."""
+        small = _read_small(data, source, offset, file_end, chunk_factor, num_docs)
+        if small is not None:
+            return small
         return cls._read_checked(data, source, offset, file_end, chunk_factor, num_docs)
 
     @classmethod
@@ -556,19 +538,20 @@ class PostingsList:
         the checked decoder goes on from the same hit and says what is wrong."""
         n = 0
         try:
-            for n, posting in enumerate(self._postings(), 1):
-                yield posting
+            for hits in self._chunks():
+                yield from hits
+                n += len(hits)
         except _IRREGULAR:
             yield from (h.posting for h in islice(self._decode(), n, None))
 
-    def _postings(self) -> Iterator[Posting]:
-        """The hits decoded in bulk, a chunk at a time (a frequent term of a large segment is
-        held one chunk of hits at a time). In the layout zap writes, a term's freq/norm block,
-        its location block and its record follow each other; each block's chunk end offsets
-        ascend, the entries of a chunk with hits fill exactly its [previous end, end) span, and
-        the chunks without hits are empty. Raises one of ``_IRREGULAR`` wherever the bytes differ
-        from that layout (the checked :meth:`_decode` then reads on, and says what is wrong), so
-        what it yields is what :meth:`_decode` yields."""
+    def _chunks(self) -> Iterator[list[Posting]]:
+        """The hits decoded in bulk, a list of a chunk's hits at a time (a frequent term of a
+        large segment is held one chunk at a time). In the layout zap writes, a term's freq/norm
+        block, its location block and its record follow each other; each block's chunk end
+        offsets ascend, the entries of a chunk with hits fill exactly its [previous end, end)
+        span, and the chunks without hits are empty. Raises one of ``_IRREGULAR`` wherever the
+        bytes differ from that layout (the checked :meth:`_decode` then reads on, and says what
+        is wrong), so its hits are the hits :meth:`_decode` yields."""
         data, _, freq_offset, loc_offset, _, cf, _, _, record_offset = self._record
         if not freq_offset < loc_offset < record_offset:
             raise ValueError("not zap's block layout")
@@ -586,7 +569,7 @@ class PostingsList:
             spans += freq_end - freq_start + loc_end - loc_start
             hits: list[Posting] = []
             lo = _chunk_hits(data, docs, lo, cf, freq_start, freq_end, loc_start, loc_end, hits)
-            yield from hits
+            yield hits
         if spans != freq_ends[-1] + loc_ends[-1]:
             raise ValueError("chunk end offsets")
 
