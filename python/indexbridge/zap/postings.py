@@ -398,7 +398,7 @@ def _read_small(data: memoryview, source: str, offset: int, file_end: int, cf: i
     if count > ARRAY_MAX_CARDINALITY or roaring_len != 16 + 2 * count:
         return None
     docs = np.empty(count, dtype=np.uint32)
-    values = docs  # (compiled, a typed view of it to fill)
+    values = memoryview(docs)  # to fill (compiled: a typed view; plain: its items are ints)
     last = -1
     for i in range(count):
         low = buf[roaring_at + 17 + 2 * i] << 8 | buf[roaring_at + 16 + 2 * i]
@@ -414,7 +414,7 @@ def _read_small(data: memoryview, source: str, offset: int, file_end: int, cf: i
     hits: list[Posting] = []
     try:
         chunk = values[0] // cf
-        _chunk_hits(buf, memoryview(docs), 0, cf, _one_chunk_data(buf, freq_offset, loc_offset, chunk), loc_offset, _one_chunk_data(buf, loc_offset, offset, chunk), offset, hits)
+        _chunk_hits(buf, values, 0, cf, _one_chunk_data(buf, freq_offset, loc_offset, chunk), loc_offset, _one_chunk_data(buf, loc_offset, offset, chunk), offset, hits)
     except _IRREGULAR:
         return PostingsList(docs, None, record)  # its hit is decoded on first use, and any fault named then
     return PostingsList(docs, None, record, hits)
