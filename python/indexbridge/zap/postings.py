@@ -300,9 +300,13 @@ def _locations(buf: memoryview, at: int, end: int) -> tuple[Location, ...]:
     while at < end:
         values = []
         for _ in range(5):
-            stop = _uvarint_end(buf, at, end)
-            values.append(_uvarint_in(buf, at, stop))
-            at = stop
+            if at < end and buf[at] < 0x80:  # (most are one byte: no call in plain Python)
+                values.append(buf[at])
+                at += 1
+            else:
+                stop = _uvarint_end(buf, at, end)
+                values.append(_uvarint_in(buf, at, stop))
+                at = stop
         count = values[4]
         array_positions = []
         for _ in range(count):
