@@ -19,7 +19,7 @@ cdef tuple _locations(const unsigned char[:] buf, Py_ssize_t at, Py_ssize_t end)
 @cython.locals(chunk=Py_ssize_t, hi=Py_ssize_t, n=Py_ssize_t, stop=Py_ssize_t, code=cython.longlong, bits=cython.longlong, size=cython.longlong)
 cdef Py_ssize_t _chunk_hits(const unsigned char[:] buf, const unsigned int[:] docs, Py_ssize_t lo, Py_ssize_t cf, Py_ssize_t fat, Py_ssize_t fend, Py_ssize_t lat, Py_ssize_t lend, list out) except -1
 
-@cython.locals(value=Py_ssize_t, i=cython.int)
+@cython.locals(high=Py_ssize_t)
 cdef Py_ssize_t _u32_le(const unsigned char[:] buf, Py_ssize_t at)
 
 @cython.locals(stop=Py_ssize_t, count=cython.longlong, size=cython.longlong, c=cython.longlong, chunk_end=cython.longlong)

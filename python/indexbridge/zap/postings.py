@@ -347,11 +347,10 @@ def _chunk_hits(buf: memoryview, docs: memoryview, lo: int, cf: int, fat: int, f
 
 
 def _u32_le(buf: memoryview, at: int) -> int:
-    """The little-endian uint32 at ``buf[at]`` (byte by byte into a 64-bit C integer when compiled)."""
-    value = buf[at + 3]
-    for i in (2, 1, 0):
-        value = value << 8 | buf[at + i]
-    return value
+    """The little-endian uint32 at ``buf[at]`` (its top byte shifted as a 64-bit C integer when
+    compiled: as a C int, a top bit set would make it negative)."""
+    high = buf[at + 3]
+    return high << 24 | buf[at + 2] << 16 | buf[at + 1] << 8 | buf[at]
 
 
 def _one_chunk_data(buf: memoryview, at: int, end: int, chunk: int) -> int:
