@@ -8,7 +8,7 @@ cimport cython
 cdef Py_ssize_t _uvarint_end(const unsigned char[:] buf, Py_ssize_t at, Py_ssize_t end) except -1
 
 @cython.locals(value=cython.ulonglong, low7=cython.ulonglong, shift=cython.int)
-cdef long long _uvarint_in(const unsigned char[:] buf, Py_ssize_t at, Py_ssize_t stop) noexcept
+cdef long long _uvarint_in(const unsigned char[:] buf, Py_ssize_t at, Py_ssize_t stop)
 
 @cython.locals(stop=Py_ssize_t, count=cython.longlong, _=cython.longlong)
 cdef tuple _chunk_ends(const unsigned char[:] buf, Py_ssize_t at, Py_ssize_t end)
