@@ -8,8 +8,8 @@ declarations, which plain Python never reads) that gives its hottest function C 
 where the Python values stay in 64 bits: bloom.py's probe and fasthash.py's wang64 (a
 per-literal bloom-filter query from 1.2 to 0.2 us), roaring.py's check of a bitmap's offsets
 (a 16-container bitmap read in 7.6 us, not 9.5), postings.py's bulk decoder over typed views of
-the segment's bytes (`bench zap`'s per-hit iteration 1.23 -> 0.56 s; the same loops run in plain
-Python take 2.6 s, where the regular-expression split they replaced took 1.3).
+the segment's bytes (`bench zap`'s per-hit iteration 1.23 -> 0.55 s; the same loops run in plain
+Python take 2.2 s, where the regular-expression split they replaced took 1.3).
 Issue 14's Python rows (zap build and analysis, term lookup, postings iteration, DV deserialize,
 bloom queries) were measured with and without this; the notes on the issue have the figures.
 
