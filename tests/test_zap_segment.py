@@ -134,9 +134,9 @@ COLUMNS_EVERY = 4  # the columnar read of a sample of the targeted damages (each
 @pytest.mark.parametrize("seed", depth.seeds(20, 5))
 def test_bulk_postings_decode_agrees_with_the_checked_decoder_on_damaged_bytes(seed: int) -> None:
     """Iterating a postings list decodes it in bulk (and a one-doc record's hit with the record);
-    on any byte damage it
-    must give exactly the checked, field-by-field decoder's hits or its error. So must the
-    columnar read of all the field's lists at once (numpy), or raise when any of them does."""
+    on any byte damage it must give exactly the checked, field-by-field decoder's hits or its
+    error. So must the columnar read of all the field's lists at once (numpy), or raise when any
+    of them does."""
     rng = random.Random(seed)
     docs = corpus(rng, 0, rng.randrange(1, 60))
     data = bytearray(build_segment(docs, rng.choice([1, 2, 3, 7, 1024])))

@@ -250,7 +250,7 @@ _ONE_DOC_ROARING_ENTRY = small_uvarint(len(serialize_go((0,))))  # a one-value b
 # instructions, and Python objects are made only for the values a Posting holds); plain Python
 # reads the same bytes the same way, slower. Anything irregular raises one of _IRREGULAR, and
 # the checked decoder reads the list instead and names the fault.
-_IRREGULAR = (ValueError, IndexError, AttributeError)
+_IRREGULAR = (ValueError, IndexError)
 # Builds a NamedTuple from its fields without the Python-level __new__ namedtuple generates
 # (a third of the time of a Location made per occurrence).
 _new = tuple.__new__
